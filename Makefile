@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# netstack_exporter: `make` builds, `make run` runs on built-in defaults, `make test` tests.
+# V=1 for verbose output.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH ?= x86
+VERSION ?= 0.1.0
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-7s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics \
+	  -DNETSTACK_VERSION='"$(VERSION)"' -DNETSTACK_COMMIT='"$(COMMIT)"'
+LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
+	      -Wno-unused-parameter -Ibpf
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+METRICS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard metrics/*.c))
+EXPORTER_SRCS := $(wildcard exporter/*.c exporter/collectors/*.c)
+EXPORTER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(EXPORTER_SRCS))
+LIB_OBJS := $(METRICS_OBJS) $(filter-out $(BUILD)/exporter/main.o,$(EXPORTER_OBJS))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
+TOOLS := $(BUILD)/tests/udpflood $(BUILD)/tests/bench_floor
+
+.PHONY: all deps test-deps run test unit bench install uninstall vmlinux format clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(BUILD)/netstack_exporter
+
+deps:
+	$(Q)scripts/deps.sh build
+test-deps:
+	$(Q)scripts/deps.sh test
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(wildcard bpf/*.h) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.bpf.o: tests/bench/%.bpf.c bpf/vmlinux.h | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(BUILD)/%.o: %.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# User objects include their collector's skeleton.
+$(EXPORTER_OBJS): $(SKELS)
+
+$(BUILD)/netstack_exporter: $(BUILD)/exporter/main.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+
+$(BUILD):
+	$(Q)mkdir -p $@
+
+run: deps all
+	$(BUILD)/netstack_exporter
+
+unit: $(UNIT_TESTS)
+
+test: test-deps all $(UNIT_TESTS) $(TOOLS)
+	$(Q)tests/run.sh
+
+bench: test-deps all $(TOOLS)
+	$(Q)tests/bench/drops.sh
+
+install: all
+	install -D -m 0755 $(BUILD)/netstack_exporter $(DESTDIR)$(PREFIX)/bin/netstack_exporter
+	install -D -m 0644 conf/netstack_exporter.ini $(DESTDIR)/etc/netstack_exporter.ini
+	install -D -m 0644 deploy/systemd/netstack_exporter.service \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/netstack_exporter.service
+	sed -i 's|@PREFIX@|$(PREFIX)|g' $(DESTDIR)$(PREFIX)/lib/systemd/system/netstack_exporter.service
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/netstack_exporter \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/netstack_exporter.service
+
+# Regenerate the committed BTF header from the running kernel.
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux.h
+
+format:
+	clang-format -i $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.[ch])) exporter/*.[ch] \
+		exporter/collectors/*.[ch] metrics/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
+		tests/bench/*.bpf.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

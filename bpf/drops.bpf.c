@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Count dropped packets by drop reason, family and protocol (plus optional labels) in per-CPU
+ * maps. No per-event output: the exporter reads the maps when it is scraped.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_endian.h>
+#include "drops.h"
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_ARP 0x0806
+#define IPPROTO_ICMPV6 58
+#define AF_INET 2
+#define AF_INET6 10
+
+/* Set by user space before load. */
+const volatile __u32 nr_reasons;	/* the array covers reasons [0, nr_reasons] */
+const volatile __u32 reason_consumed = 1; /* SKB_CONSUMED in the running kernel */
+const volatile __u32 label_mask;
+
+/*
+ * Default labels: one counter per (reason, family, protocol), a plain index, so the hot path
+ * is an inlined array lookup. Slot nr_reasons collects what the hash below could not hold.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized to (nr_reasons + 1) * families * protocols */
+	__type(key, __u32);
+	__type(value, __u64);
+} skb_drops_by_reason SEC(".maps");
+
+/* Optional labels, and reasons past the array (subsystem reasons): bounded by max_series. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1); /* resized to max_series */
+	__type(key, struct drop_key);
+	__type(value, __u64);
+} skb_drops SEC(".maps");
+
+/* Events the hash had no room for (they are still counted in the array). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} skb_drops_overflow SEC(".maps");
+
+static __always_inline __u8 l4_proto(__u8 p)
+{
+	switch (p) {
+	case IPPROTO_TCP:
+		return PROTO_TCP;
+	case IPPROTO_UDP:
+		return PROTO_UDP;
+	case IPPROTO_ICMP:
+		return PROTO_ICMP;
+	case IPPROTO_ICMPV6:
+		return PROTO_ICMPV6;
+	}
+	return PROTO_OTHER;
+}
+
+static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *proto)
+{
+	unsigned char *nh = skb->head + skb->network_header;
+	__u8 p = 0;
+
+	switch (bpf_ntohs(skb->protocol)) {
+	case ETH_P_IP:
+		*family = FAMILY_IPV4;
+		bpf_probe_read_kernel(&p, 1, nh + offsetof(struct iphdr, protocol));
+		*proto = l4_proto(p);
+		return;
+	case ETH_P_IPV6:
+		*family = FAMILY_IPV6;
+		bpf_probe_read_kernel(&p, 1, nh + offsetof(struct ipv6hdr, nexthdr));
+		*proto = l4_proto(p);
+		return;
+	case ETH_P_ARP:
+		*family = FAMILY_ARP;
+		*proto = PROTO_OTHER;
+		return;
+	}
+	/* Not yet through the IP output path (skb->protocol unset): ask the socket. */
+	struct sock *sk = skb->sk;
+
+	*family = FAMILY_OTHER;
+	*proto = PROTO_OTHER;
+	if (!sk)
+		return;
+	if (sk->__sk_common.skc_family == AF_INET)
+		*family = FAMILY_IPV4;
+	else if (sk->__sk_common.skc_family == AF_INET6)
+		*family = FAMILY_IPV6;
+	else
+		return;
+	*proto = l4_proto(sk->sk_protocol);
+}
+
+static __always_inline void array_add(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&skb_drops_by_reason, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(count_drop, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	__u8 family, proto;
+
+	if (reason == SKB_NOT_DROPPED_YET || reason == reason_consumed)
+		return 0;
+	classify(skb, &family, &proto);
+
+	if (!label_mask && reason < nr_reasons) {
+		array_add(DROP_INDEX(reason, family, proto));
+		return 0;
+	}
+
+	struct drop_key key = { .reason = reason, .family = family, .proto = proto };
+	struct net_device *dev = skb->dev;
+
+	if (label_mask & DROP_LABEL_FUNCTION)
+		key.location = (__u64)location;
+	if (label_mask & DROP_LABEL_NETNS) {
+		if (dev)
+			key.netns = dev->nd_net.net->ns.inum;
+		else if (skb->sk)
+			key.netns = skb->sk->__sk_common.skc_net.net->ns.inum;
+	}
+	if ((label_mask & DROP_LABEL_INTERFACE) && dev)
+		bpf_probe_read_kernel(key.ifname, sizeof(key.ifname), dev->name);
+
+	__u64 *v = bpf_map_lookup_elem(&skb_drops, &key);
+
+	if (!v) {
+		__u64 zero = 0;
+
+		/* EEXIST: another CPU inserted it first, which is fine. */
+		bpf_map_update_elem(&skb_drops, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&skb_drops, &key);
+	}
+	if (v) {
+		*v += 1;
+		return 0;
+	}
+	/* Map full: keep the reason in the array so sums by reason stay exact, and say so. */
+	array_add(DROP_INDEX(reason < nr_reasons ? reason : nr_reasons, family, proto));
+	__u32 zero_idx = 0;
+	__u64 *o = bpf_map_lookup_elem(&skb_drops_overflow, &zero_idx);
+
+	if (o)
+		*o += 1;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Types shared by bpf/drops.bpf.c and exporter/collectors/drops.c. */
+#ifndef NETSTACK_DROPS_H
+#define NETSTACK_DROPS_H
+
+enum drop_family { FAMILY_IPV4, FAMILY_IPV6, FAMILY_ARP, FAMILY_OTHER, NR_FAMILIES };
+enum drop_proto { PROTO_TCP, PROTO_UDP, PROTO_ICMP, PROTO_ICMPV6, PROTO_OTHER, NR_PROTOS };
+
+/* Optional labels; those not set in label_mask stay zero in the key. */
+#define DROP_LABEL_FUNCTION (1u << 0)
+#define DROP_LABEL_NETNS (1u << 1)
+#define DROP_LABEL_INTERFACE (1u << 2)
+
+#define DROP_IFNAMSIZ 16
+
+/* Key of the skb_drops hash: the label tuple, fixed width, explicitly padded. */
+struct drop_key {
+	__u64 location;
+	__u32 reason;
+	__u32 netns;
+	char ifname[DROP_IFNAMSIZ];
+	__u8 family;
+	__u8 proto;
+	__u8 pad[6];
+};
+
+/* Index into the skb_drops_by_reason array (reason, family, protocol). */
+#define DROP_INDEX(reason, family, proto) (((reason)*NR_FAMILIES + (family)) * NR_PROTOS + (proto))
+
+#endif

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfmap.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* kernel-internal, returned by some map types */
+#endif
+
+int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->key_size = key_size;
+	r->max_entries = max_entries;
+	r->ncpus = libbpf_num_possible_cpus();
+	if (r->ncpus <= 0)
+		return r->ncpus ? r->ncpus : -EINVAL;
+	r->keys = calloc(max_entries, key_size);
+	r->values = calloc((size_t)max_entries * r->ncpus, sizeof(uint64_t));
+	r->sums = calloc(max_entries, sizeof(uint64_t));
+	if (!r->keys || !r->values || !r->sums) {
+		percpu_reader_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sum(struct percpu_reader *r, uint32_t i)
+{
+	const uint64_t *v = r->values + (size_t)i * r->ncpus;
+	uint64_t s = 0;
+
+	for (int c = 0; c < r->ncpus; c++)
+		s += v[c];
+	r->sums[i] = s;
+}
+
+static int read_one_by_one(struct percpu_reader *r)
+{
+	char *prev = NULL, *key = r->keys;
+	uint32_t n = 0;
+
+	while (n < r->max_entries && !bpf_map_get_next_key(r->fd, prev, key)) {
+		/* An entry deleted between the two calls is simply skipped. */
+		if (!bpf_map_lookup_elem(r->fd, key, r->values + (size_t)n * r->ncpus)) {
+			prev = key;
+			key += r->key_size;
+			n++;
+		}
+	}
+	return n;
+}
+
+int percpu_reader_read(struct percpu_reader *r)
+{
+	/* Batch cursor: large enough for any key; arrays and hashes use different cursors. */
+	uint64_t batch[8];
+	uint32_t n = 0;
+	int err = 0;
+	bool first = true;
+
+	if (r->key_size > sizeof(batch))
+		return -EINVAL;
+	while (n < r->max_entries && err != -ENOENT) {
+		uint32_t count = r->max_entries - n;
+
+		err = bpf_map_lookup_batch(r->fd, first ? NULL : batch, batch,
+					   (char *)r->keys + (size_t)n * r->key_size,
+					   r->values + (size_t)n * r->ncpus, &count, NULL);
+		if (err && err != -ENOENT) {
+			if (first && (err == -EINVAL || err == -ENOTSUPP || err == -EOPNOTSUPP))
+				n = read_one_by_one(r);
+			else
+				return err;
+			break;
+		}
+		first = false;
+		n += count;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		sum(r, i);
+	return (int)n;
+}
+
+void percpu_reader_free(struct percpu_reader *r)
+{
+	free(r->keys);
+	free(r->values);
+	free(r->sums);
+	r->keys = r->values = r->sums = NULL;
+}

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Packet drops by kernel drop reason: bpf/drops.bpf.c counts, this file names and renders. */
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfmap.h"
+#include "collector.h"
+#include "config.h"
+#include "drops.h"
+#include "drops.skel.h"
+#include "kernel.h"
+#include "log.h"
+#include "scrape.h"
+
+#define OVERFLOW_LABEL "__overflow__"
+#define DEFAULT_MAX_SERIES 4096
+
+static const char *const family_names[NR_FAMILIES] = { "ipv4", "ipv6", "arp", "other" };
+static const char *const proto_names[NR_PROTOS] = { "tcp", "udp", "icmp", "icmpv6", "other" };
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} optional_labels[] = {
+	{ "function", DROP_LABEL_FUNCTION },
+	{ "netns", DROP_LABEL_NETNS },
+	{ "interface", DROP_LABEL_INTERFACE },
+};
+#define NR_OPTIONAL (sizeof(optional_labels) / sizeof(optional_labels[0]))
+
+static struct {
+	unsigned label_mask;
+	unsigned max_series;
+} cfg;
+
+static struct drops_bpf *skel;
+static struct reason_table reasons;
+static struct ksyms ksyms;
+static struct percpu_reader by_reason, by_key, overflow;
+static bool logged_overflow, logged_unknown;
+
+/* One rendered series before merging: several locations can share a function. */
+struct row {
+	uint32_t reason; /* UINT32_MAX: the overflow slot */
+	uint8_t family, proto;
+	bool overflow; /* optional labels unknown: the hash was full */
+	const char *function; /* NULL: not in kallsyms, rendered as the address */
+	uint64_t location;
+	uint32_t netns;
+	char ifname[DROP_IFNAMSIZ + 1];
+	uint64_t value;
+};
+
+static struct row *rows;
+static size_t rows_cap;
+
+static void drops_reset(void)
+{
+	cfg.label_mask = 0;
+	cfg.max_series = DEFAULT_MAX_SERIES;
+}
+
+static int parse_labels(const char *s, unsigned *mask, char *err, size_t errlen)
+{
+	char buf[256], *save, *tok;
+	unsigned m = 0, seen = 0;
+
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(err, errlen, "list too long");
+		return -1;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		unsigned bit = 0;
+
+		if (!strcmp(tok, "reason") || !strcmp(tok, "family") || !strcmp(tok, "protocol")) {
+			seen |= !strcmp(tok, "reason") ? 1 : !strcmp(tok, "family") ? 2 : 4;
+			continue;
+		}
+		for (unsigned i = 0; i < NR_OPTIONAL; i++)
+			if (!strcmp(tok, optional_labels[i].name))
+				bit = optional_labels[i].bit;
+		if (!bit) {
+			snprintf(err, errlen,
+				 "unknown label '%s' (known: reason, family, protocol, function, "
+				 "netns, interface)",
+				 tok);
+			return -1;
+		}
+		m |= bit;
+	}
+	if (seen != 7) {
+		snprintf(err, errlen, "labels must include reason, family and protocol");
+		return -1;
+	}
+	*mask = m;
+	return 0;
+}
+
+static int drops_set(const char *key, const char *value, char *err, size_t errlen)
+{
+	if (!strcmp(key, "labels"))
+		return parse_labels(value, &cfg.label_mask, err, errlen);
+	if (!strcmp(key, "max_series"))
+		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
+	snprintf(err, errlen, "unknown key '%s' in [collector.drops]", key);
+	return -1;
+}
+
+/* tp_btf/kfree_skb must carry the drop reason (Linux 5.17 and later). */
+static int probe_tracepoint(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int id, ret = -ENOENT;
+
+	if (!btf) {
+		log_error("drops: no kernel BTF (/sys/kernel/btf/vmlinux): %s", strerror(errno));
+		return -ENOENT;
+	}
+	id = btf__find_by_name_kind(btf, "btf_trace_kfree_skb", BTF_KIND_TYPEDEF);
+	if (id > 0) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		t = btf__type_by_id(btf, t->type); /* pointer */
+		t = btf__type_by_id(btf, t->type); /* func proto: ctx, skb, location, reason... */
+		if (btf_is_func_proto(t) && btf_vlen(t) >= 4)
+			ret = 0;
+	}
+	if (ret)
+		log_error("drops: kernel has no kfree_skb tracepoint with a drop reason "
+			  "(needs Linux 5.17 or later)");
+	btf__free(btf);
+	return ret;
+}
+
+static void drops_stop(void)
+{
+	drops_bpf__destroy(skel);
+	skel = NULL;
+	reasons_free(&reasons);
+	ksyms_free(&ksyms);
+	percpu_reader_free(&by_reason);
+	percpu_reader_free(&by_key);
+	percpu_reader_free(&overflow);
+	free(rows);
+	rows = NULL;
+	rows_cap = 0;
+}
+
+static int drops_start(void)
+{
+	uint32_t array_size;
+	int err;
+
+	err = probe_tracepoint();
+	if (err)
+		return err;
+	err = reasons_load(&reasons);
+	if (err) {
+		log_error("drops: cannot read drop reason names from BTF or tracefs: %s",
+			  strerror(-err));
+		return err;
+	}
+	if (cfg.label_mask & DROP_LABEL_FUNCTION) {
+		err = ksyms_load(&ksyms, "/proc/kallsyms");
+		if (err)
+			log_warn("drops: cannot read /proc/kallsyms (%s): function labels will "
+				 "be addresses",
+				 strerror(-err));
+	}
+	skel = drops_bpf__open();
+	if (!skel) {
+		err = -errno;
+		log_error("drops: cannot open BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	skel->rodata->nr_reasons = reasons.max;
+	skel->rodata->reason_consumed = reasons.consumed;
+	skel->rodata->label_mask = cfg.label_mask;
+	array_size = DROP_INDEX(reasons.max + 1, 0, 0);
+	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason, array_size);
+	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
+
+	err = drops_bpf__load(skel);
+	if (err) {
+		log_error("drops: cannot load BPF program: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = drops_bpf__attach(skel);
+	if (err) {
+		log_error("drops: cannot attach to tp_btf/kfree_skb: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = percpu_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
+				 sizeof(uint32_t), array_size);
+	if (!err)
+		err = percpu_reader_init(&by_key, bpf_map__fd(skel->maps.skb_drops),
+					 sizeof(struct drop_key), cfg.max_series);
+	if (!err)
+		err = percpu_reader_init(&overflow, bpf_map__fd(skel->maps.skb_drops_overflow),
+					 sizeof(uint32_t), 1);
+	if (err)
+		goto cleanup;
+	log_info("drops: attached to tp_btf/kfree_skb (%u reasons from %s, max_series=%u)",
+		 reasons.n, reasons.source, cfg.max_series);
+	return 0;
+cleanup:
+	drops_stop();
+	return err;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c;
+
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	if (x->family != y->family)
+		return x->family - y->family;
+	if (x->proto != y->proto)
+		return x->proto - y->proto;
+	if (x->overflow != y->overflow)
+		return x->overflow - y->overflow;
+	if (x->function && y->function) {
+		c = strcmp(x->function, y->function);
+		if (c)
+			return c;
+	} else if (x->function || y->function || x->location != y->location) {
+		if (!x->function != !y->function)
+			return x->function ? -1 : 1;
+		return x->location < y->location ? -1 : 1;
+	}
+	if (x->netns != y->netns)
+		return x->netns < y->netns ? -1 : 1;
+	return strcmp(x->ifname, y->ifname);
+}
+
+static void render_row(struct expo *e, const struct row *r)
+{
+	char reason_buf[32], netns_buf[16], addr_buf[24];
+	struct labels l = { 0 };
+	const char *reason;
+
+	if (r->reason == UINT32_MAX) {
+		reason = OVERFLOW_LABEL;
+	} else {
+		reason = reason_name(&reasons, r->reason, reason_buf, sizeof(reason_buf));
+		if (reason == reason_buf)
+			log_once(logged_unknown, LOG_WARN,
+				 "drops: drop reason %u has no name in this kernel's BTF; it is "
+				 "rendered as its number",
+				 r->reason);
+	}
+	labels_add(&l, "reason", reason);
+	labels_add(&l, "family", family_names[r->family]);
+	labels_add(&l, "protocol", proto_names[r->proto]);
+	if (cfg.label_mask & DROP_LABEL_FUNCTION) {
+		snprintf(addr_buf, sizeof(addr_buf), "0x%llx", (unsigned long long)r->location);
+		labels_add(&l, "function",
+			   r->overflow ? OVERFLOW_LABEL : r->function ? r->function : addr_buf);
+	}
+	if (cfg.label_mask & DROP_LABEL_NETNS) {
+		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
+		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
+	}
+	if (cfg.label_mask & DROP_LABEL_INTERFACE)
+		labels_add(&l, "interface", r->overflow ? OVERFLOW_LABEL : r->ifname);
+	expo_u64(e, &l, r->value);
+}
+
+static int drops_collect(struct expo *e)
+{
+	int na, nk, no;
+	size_t n = 0;
+
+	na = percpu_reader_read(&by_reason);
+	nk = percpu_reader_read(&by_key);
+	no = percpu_reader_read(&overflow);
+	if (na < 0 || nk < 0 || no < 0) {
+		log_warn("drops: cannot read maps: %s", strerror(-(na < 0 ? na : nk < 0 ? nk : no)));
+		return -1;
+	}
+	if ((size_t)(na + nk) > rows_cap) {
+		struct row *r = realloc(rows, (na + nk) * sizeof(*r));
+
+		if (!r)
+			return -1;
+		rows = r;
+		rows_cap = na + nk;
+	}
+	for (int i = 0; i < na; i++) {
+		uint32_t idx = ((uint32_t *)by_reason.keys)[i];
+		struct row *r = &rows[n];
+
+		if (!by_reason.sums[i])
+			continue;
+		memset(r, 0, sizeof(*r));
+		r->reason = idx / (NR_FAMILIES * NR_PROTOS);
+		if (r->reason >= reasons.max)
+			r->reason = UINT32_MAX;
+		r->family = idx / NR_PROTOS % NR_FAMILIES;
+		r->proto = idx % NR_PROTOS;
+		r->overflow = cfg.label_mask != 0;
+		r->value = by_reason.sums[i];
+		n++;
+	}
+	for (int i = 0; i < nk; i++) {
+		const struct drop_key *k = (struct drop_key *)by_key.keys + i;
+		struct row *r = &rows[n++];
+
+		memset(r, 0, sizeof(*r));
+		r->reason = k->reason;
+		r->family = k->family < NR_FAMILIES ? k->family : FAMILY_OTHER;
+		r->proto = k->proto < NR_PROTOS ? k->proto : PROTO_OTHER;
+		r->location = k->location;
+		if (cfg.label_mask & DROP_LABEL_FUNCTION)
+			r->function = ksyms_lookup(&ksyms, k->location);
+		r->netns = k->netns;
+		memcpy(r->ifname, k->ifname, DROP_IFNAMSIZ);
+		r->value = by_key.sums[i];
+	}
+	qsort(rows, n, sizeof(*rows), cmp_row);
+
+	expo_family(e, "netstack_skb_drops_total", METRIC_COUNTER,
+		    "Packets dropped by the kernel, by drop reason.");
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n && !cmp_row(&rows[i], &rows[i + 1])) {
+			rows[i + 1].value += rows[i].value;
+			continue;
+		}
+		render_row(e, &rows[i]);
+	}
+	if (no == 1 && overflow.sums[0])
+		log_once(logged_overflow, LOG_WARN,
+			 "drops: map skb_drops is full (max_series=%u); further series are "
+			 "counted with optional labels '" OVERFLOW_LABEL "'",
+			 cfg.max_series);
+	scrape_map_overflow("skb_drops", no == 1 ? overflow.sums[0] : 0);
+	return 0;
+}
+
+static struct bpf_object *drops_object(void)
+{
+	return skel ? skel->obj : NULL;
+}
+
+struct collector drops_collector = {
+	.name = "drops",
+	.description = "packets dropped by the kernel, by drop reason (tp_btf/kfree_skb)",
+	.default_enabled = true,
+	.reset = drops_reset,
+	.set = drops_set,
+	.start = drops_start,
+	.collect = drops_collect,
+	.stop = drops_stop,
+	.object = drops_object,
+};

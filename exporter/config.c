@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "config.h"
+
+#define COLLECTOR_PREFIX "collector."
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->listen_address, ":9437");
+	strcpy(c->metrics_path, "/metrics");
+	c->max_connections = 64;
+	c->timeout_seconds = 10;
+	c->log_level = LOG_INFO;
+	for (struct collector *const *p = collectors; *p; p++) {
+		(*p)->enabled = (*p)->default_enabled;
+		if ((*p)->reset)
+			(*p)->reset();
+	}
+}
+
+int parse_bool(const char *s, bool *out, char *err, size_t errlen)
+{
+	if (!strcmp(s, "true")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(s, "false")) {
+		*out = false;
+		return 0;
+	}
+	snprintf(err, errlen, "expected true or false, got '%s'", s);
+	return -1;
+}
+
+int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max) {
+		snprintf(err, errlen, "expected a whole number from %u to %u, got '%s'", min, max, s);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int set_string(char *dst, size_t size, const char *s, char *err, size_t errlen)
+{
+	if (strlen(s) >= size) {
+		snprintf(err, errlen, "value longer than %zu characters", size - 1);
+		return -1;
+	}
+	strcpy(dst, s);
+	return 0;
+}
+
+static int set_web(struct config *c, const char *key, const char *val, char *err, size_t errlen)
+{
+	if (!strcmp(key, "listen_address"))
+		return set_string(c->listen_address, sizeof(c->listen_address), val, err, errlen);
+	if (!strcmp(key, "metrics_path")) {
+		if (val[0] != '/') {
+			snprintf(err, errlen, "metrics_path must start with '/', got '%s'", val);
+			return -1;
+		}
+		return set_string(c->metrics_path, sizeof(c->metrics_path), val, err, errlen);
+	}
+	if (!strcmp(key, "max_connections"))
+		return parse_uint(val, 1, 65536, &c->max_connections, err, errlen);
+	if (!strcmp(key, "connection_timeout"))
+		return parse_uint(val, 1, 3600, &c->timeout_seconds, err, errlen);
+	snprintf(err, errlen, "unknown key '%s' in [web]", key);
+	return -1;
+}
+
+/* Parser state: inih reports lines through our reader so errors can name them. */
+struct parse_state {
+	struct config *cfg;
+	FILE *f;
+	int line;
+	int err_line;
+	char err[256];
+};
+
+static bool known_section(const char *s)
+{
+	if (!strcmp(s, "web") || !strcmp(s, "log"))
+		return true;
+	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
+	       collector_find(s + strlen(COLLECTOR_PREFIX));
+}
+
+static void fail(struct parse_state *st, const char *fmt, const char *a)
+{
+	if (st->err_line)
+		return;
+	st->err_line = st->line;
+	snprintf(st->err, sizeof(st->err), fmt, a);
+}
+
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse_state *st = stream;
+	char name[128];
+
+	if (!fgets(str, num, st->f))
+		return NULL;
+	st->line++;
+	/* Check sections as they appear: inih calls the handler only for keys. */
+	if (sscanf(str, " [%127[^]]]", name) == 1 && !known_section(name))
+		fail(st, "unknown section [%s]", name);
+	return str;
+}
+
+static int handler(void *user, const char *section, const char *key, const char *val)
+{
+	struct parse_state *st = user;
+	struct config *c = st->cfg;
+	char msg[200] = "";
+	int ret = -1;
+
+	if (!strcmp(section, "web")) {
+		ret = set_web(c, key, val, msg, sizeof(msg));
+	} else if (!strcmp(section, "log")) {
+		if (strcmp(key, "level"))
+			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);
+		else if (log_level_parse(val, &c->log_level))
+			snprintf(msg, sizeof(msg), "expected error, warn, info or debug, got '%s'",
+				 val);
+		else
+			ret = 0;
+	} else if (!strncmp(section, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX))) {
+		struct collector *col = collector_find(section + strlen(COLLECTOR_PREFIX));
+
+		if (!col)
+			return 0; /* already reported by the reader */
+		if (!strcmp(key, "enabled"))
+			ret = parse_bool(val, &col->enabled, msg, sizeof(msg));
+		else if (col->set)
+			ret = col->set(key, val, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg), "unknown key '%s' in [%s]", key, section);
+	} else if (!section[0]) {
+		snprintf(msg, sizeof(msg), "key '%s' outside any section", key);
+	} else {
+		return 0; /* unknown section, already reported by the reader */
+	}
+	if (ret) {
+		/* Name the key; values like "expected ..." make sense only next to it. */
+		char full[256];
+
+		snprintf(full, sizeof(full), "%s: %s", key, msg);
+		fail(st, "%s", full);
+	}
+	return 1;
+}
+
+int config_load(struct config *c, const char *path, char *err, size_t errlen)
+{
+	struct parse_state st = { .cfg = c };
+	int ret;
+
+	st.f = fopen(path, "r");
+	if (!st.f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	ret = ini_parse_stream(reader, &st, handler, &st);
+	fclose(st.f);
+	if (ret > 0 && (!st.err_line || ret < st.err_line)) {
+		snprintf(err, errlen, "%s:%d: syntax error: expected '[section]' or 'key = value'",
+			 path, ret);
+		return -1;
+	}
+	if (st.err_line) {
+		snprintf(err, errlen, "%s:%d: %s", path, st.err_line, st.err);
+		return -1;
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot parse (error %d)", path, ret);
+		return -1;
+	}
+	return 0;
+}

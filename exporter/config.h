@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef NETSTACK_CONFIG_H
+#define NETSTACK_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "log.h"
+
+struct config {
+	char listen_address[128]; /* [web] listen_address, "host:port", "[v6]:port" or ":port" */
+	char metrics_path[64];	  /* [web] metrics_path */
+	unsigned max_connections; /* [web] max_connections */
+	unsigned timeout_seconds; /* [web] connection_timeout */
+	enum log_level log_level; /* [log] level */
+};
+
+/* Built-in defaults, also resets every collector's options and enabled flag. */
+void config_defaults(struct config *c);
+/* Parse an INI file over the current values. 0, or -1 with "file:line: message" in err. */
+int config_load(struct config *c, const char *path, char *err, size_t errlen);
+
+/* Shared value parsers; 0 or -1 with a message naming the expected form in err. */
+int parse_bool(const char *s, bool *out, char *err, size_t errlen);
+int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err,
+	       size_t errlen);
+
+#endif

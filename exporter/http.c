@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * HTTP front end: /metrics, a landing page and /healthz. One libmicrohttpd polling thread,
+ * so scrapes are serialised and the collectors need no locks.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "scrape.h"
+
+static struct MHD_Daemon *daemon_handle;
+static const struct config *config;
+static struct mbuf body, gz;
+
+static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status, const char *type,
+				   const void *data, size_t len, bool gzipped)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (gzipped)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *text)
+{
+	return send_buffer(conn, status, "text/plain; charset=utf-8", text, strlen(text), false);
+}
+
+static enum MHD_Result serve_metrics(struct MHD_Connection *conn)
+{
+	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	const char *enc = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
+	enum metric_format format = negotiate_format(accept);
+
+	scrape_render(&body, format);
+	if (body.oom)
+		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	if (accepts_gzip(enc) && !gzip_buffer(body.data, body.len, &gz) && !gz.oom)
+		return send_buffer(conn, MHD_HTTP_OK, format_content_type(format), gz.data, gz.len,
+				   true);
+	return send_buffer(conn, MHD_HTTP_OK, format_content_type(format), body.data, body.len,
+			   false);
+}
+
+static enum MHD_Result serve_landing(struct MHD_Connection *conn)
+{
+	struct mbuf page = { 0 };
+	enum MHD_Result ret;
+
+	mbuf_printf(&page,
+		    "<!DOCTYPE html>\n<html><head><title>netstack_exporter</title></head><body>\n"
+		    "<h1>netstack_exporter</h1>\n<p>Version %s (%s). <a href=\"%s\">Metrics</a> "
+		    "&middot; <a href=\"/healthz\">Health</a></p>\n<h2>Collectors</h2>\n<ul>\n",
+		    NETSTACK_VERSION, NETSTACK_COMMIT, config->metrics_path);
+	for (struct collector *const *p = collectors; *p; p++)
+		if ((*p)->enabled)
+			mbuf_printf(&page, "<li><b>%s</b> (%s): %s</li>\n", (*p)->name,
+				    (*p)->up ? "up" : "down", (*p)->description);
+	mbuf_puts(&page, "</ul>\n</body></html>\n");
+	ret = page.oom ? send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n")
+		       : send_buffer(conn, MHD_HTTP_OK, "text/html; charset=utf-8", page.data,
+				     page.len, false);
+	mbuf_free(&page);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req)
+{
+	static int first_call;
+
+	(void)cls;
+	(void)version;
+	(void)upload_data;
+	/* The first call only announces the request; answer on the second. */
+	if (!*req) {
+		*req = &first_call;
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (*upload_data_size)
+		return send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
+	if (!strcmp(url, config->metrics_path))
+		return serve_metrics(conn);
+	if (!strcmp(url, "/"))
+		return serve_landing(conn);
+	if (!strcmp(url, "/healthz"))
+		return send_text(conn, MHD_HTTP_OK, "ok\n");
+	return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = 0;
+	log_debug("http: %s", msg);
+}
+
+/* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4). */
+static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
+{
+	char host[128];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	size_t hl;
+	char *end;
+
+	if (!colon || !colon[1] || strtoul(colon + 1, &end, 10) > 65535 || *end)
+		return -1;
+	hl = colon - addr;
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host))
+		return -1;
+	memcpy(host, addr, hl);
+	host[hl] = 0;
+	*any = !hl;
+	if (getaddrinfo(hl ? host : "::", colon + 1, &hints, &res))
+		return -1;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+int http_start(const struct config *cfg)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	struct sockaddr_storage ss;
+	bool any;
+
+	config = cfg;
+	if (resolve(cfg->listen_address, &ss, &any)) {
+		log_error("bad listen address '%s': expected host:port, [ipv6]:port or :port",
+			  cfg->listen_address);
+		return -1;
+	}
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6 | (any ? MHD_USE_DUAL_STACK : 0);
+	daemon_handle = MHD_start_daemon(
+		flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+		cfg->timeout_seconds, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	if (!daemon_handle) {
+		log_error("cannot listen on %s (address in use, or not local?)",
+			  cfg->listen_address);
+		return -1;
+	}
+	log_info("listening on %s, metrics at %s", cfg->listen_address, cfg->metrics_path);
+	return 0;
+}
+
+void http_stop(void)
+{
+	if (daemon_handle)
+		MHD_stop_daemon(daemon_handle);
+	daemon_handle = NULL;
+	mbuf_free(&body);
+	mbuf_free(&gz);
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <bpf/btf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel.h"
+#include "log.h"
+
+#define CORE_PREFIX "SKB_DROP_REASON_"
+#define SUBSYS_PREFIX "SKB_DROP_REASON_SUBSYS_"
+
+static int reason_add(struct reason_table *t, uint32_t value, const char *name)
+{
+	struct reason_entry *e = realloc(t->e, (t->n + 1) * sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	t->e = e;
+	e[t->n].value = value;
+	e[t->n].name = strdup(name);
+	if (!e[t->n].name)
+		return -ENOMEM;
+	t->n++;
+	return 0;
+}
+
+static int cmp_reason(const void *a, const void *b)
+{
+	const struct reason_entry *x = a, *y = b;
+
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static void table_init(struct reason_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->consumed = UINT32_MAX;
+}
+
+/* Entries of enum skb_drop_reason go in by their name less the prefix. */
+static int add_core(struct reason_table *t, uint32_t v, const char *name)
+{
+	if (!strcmp(name, "SKB_DROP_REASON_MAX")) {
+		t->max = v;
+		return 0;
+	}
+	if (!strcmp(name, "SKB_DROP_REASON_SUBSYS_MASK"))
+		return 0;
+	if (!strcmp(name, "SKB_CONSUMED"))
+		t->consumed = v;
+	if (!strncmp(name, CORE_PREFIX, strlen(CORE_PREFIX)))
+		name += strlen(CORE_PREFIX);
+	else if (!strncmp(name, "SKB_", 4))
+		name += 4; /* SKB_CONSUMED, SKB_NOT_DROPPED_YET */
+	return reason_add(t, v, name);
+}
+
+static int scan_btf(struct reason_table *t, const struct btf *btf, bool vmlinux)
+{
+	int err = 0;
+	__u32 n = btf__type_cnt(btf);
+
+	for (__u32 id = 1; id < n && !err; id++) {
+		const struct btf_type *bt = btf__type_by_id(btf, id);
+		const char *tname;
+
+		if (!btf_is_enum(bt))
+			continue;
+		tname = btf__name_by_offset(btf, bt->name_off);
+		const struct btf_enum *e = btf_enum(bt);
+		int vlen = btf_vlen(bt);
+		size_t tl = strlen(tname);
+
+		for (int i = 0; i < vlen && !err; i++, e++) {
+			const char *name = btf__name_by_offset(btf, e->name_off);
+			uint32_t v = (uint32_t)e->val;
+
+			if (vmlinux && !strcmp(tname, "skb_drop_reason"))
+				err = add_core(t, v, name);
+			else if (vmlinux && !strcmp(tname, "skb_drop_reason_subsys") &&
+				 !strncmp(name, SUBSYS_PREFIX, strlen(SUBSYS_PREFIX)) && v < 256)
+				t->subsys[v] = strdup(name + strlen(SUBSYS_PREFIX));
+			/* Subsystem enums (mac80211, openvswitch, ...) carry their id in high bits. */
+			else if (tl > 11 && !strcmp(tname + tl - 11, "drop_reason") &&
+				 strcmp(tname, "skb_drop_reason") && v >> REASON_SUBSYS_SHIFT)
+				err = reason_add(t, v, name);
+		}
+	}
+	return err;
+}
+
+int reasons_from_btf(struct reason_table *t, const struct btf *vmlinux, const char *btf_dir)
+{
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	table_init(t);
+	t->source = "btf";
+	err = scan_btf(t, vmlinux, true);
+	if (err)
+		return err;
+	if (!t->n)
+		return -ENOENT;
+	d = btf_dir ? opendir(btf_dir) : NULL;
+	while (d && (de = readdir(d))) {
+		char path[512];
+		struct btf *mod;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", btf_dir, de->d_name);
+		mod = btf__parse_split(path, (struct btf *)vmlinux);
+		if (!mod)
+			continue;
+		err = scan_btf(t, mod, false);
+		btf__free(mod);
+		if (err)
+			break;
+	}
+	if (d)
+		closedir(d);
+	qsort(t->e, t->n, sizeof(*t->e), cmp_reason);
+	return err;
+}
+
+int reasons_from_tracefs(struct reason_table *t, const char *format_path)
+{
+	char *buf = NULL, *p, name[128];
+	size_t cap = 0;
+	FILE *f;
+	int err = -ENOENT;
+
+	table_init(t);
+	t->source = "tracefs";
+	f = fopen(format_path, "r");
+	if (!f)
+		return -errno;
+	/* The print fmt line holds __print_symbolic(REC->reason, { 2, "NOT_SPECIFIED" }, ...). */
+	while (getline(&buf, &cap, f) > 0) {
+		p = strstr(buf, "__print_symbolic(REC->reason");
+		if (!p)
+			continue;
+		unsigned v;
+		int used;
+
+		err = 0;
+		while (!err && (p = strchr(p, '{')) &&
+		       sscanf(p, "{ %u , \"%127[^\"]\" }%n", &v, name, &used) == 2) {
+			err = reason_add(t, v, name);
+			if (!strcmp(name, "CONSUMED"))
+				t->consumed = v;
+			p += used;
+		}
+		break;
+	}
+	free(buf);
+	fclose(f);
+	if (!err && !t->n)
+		err = -ENOENT;
+	if (err)
+		return err;
+	qsort(t->e, t->n, sizeof(*t->e), cmp_reason);
+	/* The format lists no MAX: the array covers what it lists. */
+	t->max = t->e[t->n - 1].value + 1;
+	if (t->max > 1u << REASON_SUBSYS_SHIFT)
+		t->max = 1u << REASON_SUBSYS_SHIFT;
+	return 0;
+}
+
+int reasons_load(struct reason_table *t)
+{
+	static const char *const formats[] = {
+		"/sys/kernel/tracing/events/skb/kfree_skb/format",
+		"/sys/kernel/debug/tracing/events/skb/kfree_skb/format",
+	};
+	struct btf *btf = btf__load_vmlinux_btf();
+	int err = -ENOENT;
+
+	if (btf) {
+		err = reasons_from_btf(t, btf, "/sys/kernel/btf");
+		btf__free(btf);
+		if (!err)
+			return 0;
+		reasons_free(t);
+	}
+	log_warn("enum skb_drop_reason not found in kernel BTF, trying tracefs");
+	for (unsigned i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		err = reasons_from_tracefs(t, formats[i]);
+		if (!err)
+			return 0;
+		reasons_free(t);
+	}
+	return err;
+}
+
+const char *reason_name(const struct reason_table *t, uint32_t value, char *buf, size_t len)
+{
+	struct reason_entry key = { .value = value };
+	const struct reason_entry *e = bsearch(&key, t->e, t->n, sizeof(*t->e), cmp_reason);
+	uint32_t subsys = value >> REASON_SUBSYS_SHIFT;
+
+	if (e)
+		return e->name;
+	if (subsys && subsys < 256 && t->subsys[subsys])
+		snprintf(buf, len, "%s:%u", t->subsys[subsys], value & 0xffff);
+	else
+		snprintf(buf, len, "%u", value);
+	return buf;
+}
+
+void reasons_free(struct reason_table *t)
+{
+	for (unsigned i = 0; i < t->n; i++)
+		free(t->e[i].name);
+	for (unsigned i = 0; i < 256; i++)
+		free(t->subsys[i]);
+	free(t->e);
+	table_init(t);
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int ksyms_load(struct ksyms *k, const char *path)
+{
+	char line[512], name[256];
+	size_t cap = 0;
+	uint64_t addr;
+	char type;
+	FILE *f = fopen(path, "r");
+
+	memset(k, 0, sizeof(*k));
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
+			continue;
+		/* Text symbols only: a drop location is a return address inside a function. */
+		if (type != 't' && type != 'T')
+			continue;
+		if (k->n == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			struct ksym *s = realloc(k->s, ncap * sizeof(*s));
+
+			if (!s)
+				break;
+			k->s = s;
+			cap = ncap;
+		}
+		k->s[k->n].addr = addr;
+		k->s[k->n].name = strdup(name);
+		if (!k->s[k->n].name)
+			break;
+		k->n++;
+	}
+	fclose(f);
+	qsort(k->s, k->n, sizeof(*k->s), cmp_ksym);
+	/* All zero addresses: kptr_restrict hides them from us. */
+	if (k->n && k->s[k->n - 1].addr == 0) {
+		ksyms_free(k);
+		return -EPERM;
+	}
+	return k->n ? 0 : -ENOENT;
+}
+
+const char *ksyms_lookup(const struct ksyms *k, uint64_t addr)
+{
+	size_t lo = 0, hi = k->n;
+
+	/* Last symbol with address <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->s[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? k->s[lo - 1].name : NULL;
+}
+
+void ksyms_free(struct ksyms *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->s[i].name);
+	free(k->s);
+	memset(k, 0, sizeof(*k));
+}

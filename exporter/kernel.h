@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Names from the running kernel: drop reasons (BTF, tracefs fallback) and symbols (kallsyms). */
+#ifndef NETSTACK_KERNEL_H
+#define NETSTACK_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct btf;
+
+struct reason_entry {
+	uint32_t value;
+	char *name;
+};
+
+struct reason_table {
+	struct reason_entry *e; /* sorted by value */
+	unsigned n;
+	char *subsys[256];	/* subsystem names by id (value >> 16), may be NULL */
+	uint32_t max;		/* SKB_DROP_REASON_MAX: core reasons are below it */
+	uint32_t consumed;	/* SKB_CONSUMED, or UINT32_MAX if unknown */
+	const char *source;	/* "btf" or "tracefs" */
+};
+
+#define REASON_SUBSYS_SHIFT 16
+
+/* From the running kernel: vmlinux (and module) BTF, else the tracefs event format. */
+int reasons_load(struct reason_table *t);
+/* From one BTF object (vmlinux) plus the module BTFs under btf_dir (NULL: none). */
+int reasons_from_btf(struct reason_table *t, const struct btf *vmlinux, const char *btf_dir);
+/* From a kfree_skb tracefs "format" file. */
+int reasons_from_tracefs(struct reason_table *t, const char *format_path);
+/* Name for a value: exact name, else "SUBSYS:code" for a known subsystem, else the number. */
+const char *reason_name(const struct reason_table *t, uint32_t value, char *buf, size_t len);
+void reasons_free(struct reason_table *t);
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+struct ksyms {
+	struct ksym *s; /* sorted by address */
+	size_t n;
+};
+
+int ksyms_load(struct ksyms *k, const char *path);
+/* Function containing addr, or NULL. */
+const char *ksyms_lookup(const struct ksyms *k, uint64_t addr);
+void ksyms_free(struct ksyms *k);
+
+#endif

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* One scrape: every enabled collector, then the exporter's own metrics. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "log.h"
+#include "scrape.h"
+
+#define MAX_OVERFLOW_MAPS 16
+
+static struct {
+	const char *map;
+	uint64_t count;
+} overflows[MAX_OVERFLOW_MAPS];
+static int n_overflows;
+
+void scrape_map_overflow(const char *map, uint64_t count)
+{
+	if (n_overflows < MAX_OVERFLOW_MAPS) {
+		overflows[n_overflows].map = map;
+		overflows[n_overflows++].count = count;
+	}
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void render_collector(struct collector *c, struct expo *e)
+{
+	size_t mark = e->out->len;
+	double start = now_seconds();
+	bool ok = c->collect(e) == 0;
+
+	/* A failing collector leaves nothing half-written, and the scrape goes on. */
+	if (!ok)
+		e->out->len = mark;
+	c->last_success = ok;
+	c->last_duration = now_seconds() - start;
+}
+
+static void per_collector(struct expo *e, const char *name, const char *help,
+			  enum metric_type type, int which)
+{
+	expo_family(e, name, type, help);
+	for (struct collector *const *p = collectors; *p; p++) {
+		struct collector *c = *p;
+		struct labels l = { 0 };
+
+		if (!c->enabled)
+			continue;
+		labels_add(&l, "collector", c->name);
+		if (which == 0)
+			expo_u64(e, &l, c->up);
+		else if (which == 1)
+			expo_u64(e, &l, c->up && c->last_success);
+		else
+			expo_double(e, &l, c->up ? c->last_duration : 0);
+	}
+}
+
+static bool bpf_stats_enabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v == 1;
+}
+
+/* Run counts and run time per program, kept by the kernel only while bpf_stats is on. */
+static void render_bpf_stats(struct expo *e)
+{
+	struct {
+		const char *name;
+		struct bpf_prog_info info;
+	} progs[32];
+	int n = 0;
+
+	if (!bpf_stats_enabled())
+		return;
+	for (struct collector *const *p = collectors; *p; p++) {
+		struct bpf_object *obj = (*p)->up && (*p)->object ? (*p)->object() : NULL;
+		struct bpf_program *prog;
+
+		if (!obj)
+			continue;
+		bpf_object__for_each_program(prog, obj)
+		{
+			__u32 len = sizeof(progs[n].info);
+
+			if (n == 32 || bpf_program__fd(prog) < 0)
+				continue;
+			memset(&progs[n].info, 0, len);
+			if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &progs[n].info, &len))
+				continue;
+			progs[n++].name = bpf_program__name(prog);
+		}
+	}
+	expo_family(e, "netstack_bpf_program_runs_total", METRIC_COUNTER,
+		    "Times each BPF program ran (kernel.bpf_stats_enabled=1 only).");
+	for (int i = 0; i < n; i++) {
+		struct labels l = { 0 };
+
+		labels_add(&l, "program", progs[i].name);
+		expo_u64(e, &l, progs[i].info.run_cnt);
+	}
+	expo_family(e, "netstack_bpf_program_run_seconds_total", METRIC_COUNTER,
+		    "Time spent in each BPF program (kernel.bpf_stats_enabled=1 only).");
+	for (int i = 0; i < n; i++) {
+		struct labels l = { 0 };
+
+		labels_add(&l, "program", progs[i].name);
+		expo_double(e, &l, progs[i].info.run_time_ns / 1e9);
+	}
+}
+
+static void render_process(struct expo *e)
+{
+	unsigned long utime = 0, stime = 0, vsize = 0;
+	unsigned long long starttime = 0, btime = 0;
+	long rss = 0, ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl = { 0 };
+	char line[256];
+	int fds = 0;
+	FILE *f;
+	DIR *d;
+
+	f = fopen("/proc/self/stat", "r");
+	if (f) {
+		/* Fields 14, 15, 22, 23, 24; the command name (2) cannot contain ") " here. */
+		if (fscanf(f,
+			   "%*d %*s %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d "
+			   "%*d %*d %*d %*d %llu %lu %ld",
+			   &utime, &stime, &starttime, &vsize, &rss) != 5)
+			utime = stime = 0;
+		fclose(f);
+	}
+	f = fopen("/proc/stat", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &btime) == 1)
+			break;
+	if (f)
+		fclose(f);
+	d = opendir("/proc/self/fd");
+	while (d && readdir(d))
+		fds++;
+	if (d) {
+		closedir(d);
+		fds -= 3; /* ".", ".." and the directory's own fd */
+	}
+	getrlimit(RLIMIT_NOFILE, &rl);
+
+	expo_family(e, "process_cpu_seconds_total", METRIC_COUNTER,
+		    "Total user and system CPU time spent in seconds.");
+	expo_double(e, NULL, (double)(utime + stime) / ticks);
+	expo_family(e, "process_resident_memory_bytes", METRIC_GAUGE,
+		    "Resident memory size in bytes.");
+	expo_u64(e, NULL, (uint64_t)rss * page);
+	expo_family(e, "process_virtual_memory_bytes", METRIC_GAUGE,
+		    "Virtual memory size in bytes.");
+	expo_u64(e, NULL, vsize);
+	expo_family(e, "process_start_time_seconds", METRIC_GAUGE,
+		    "Start time of the process since unix epoch in seconds.");
+	expo_double(e, NULL, btime + (double)starttime / ticks);
+	expo_family(e, "process_open_fds", METRIC_GAUGE, "Number of open file descriptors.");
+	expo_u64(e, NULL, fds);
+	expo_family(e, "process_max_fds", METRIC_GAUGE,
+		    "Maximum number of open file descriptors.");
+	expo_u64(e, NULL, rl.rlim_cur);
+}
+
+void scrape_render(struct mbuf *out, enum metric_format format)
+{
+	struct utsname uts;
+	struct labels l = { 0 };
+	struct expo e;
+
+	mbuf_reset(out);
+	expo_init(&e, out, format);
+	n_overflows = 0;
+	for (struct collector *const *p = collectors; *p; p++)
+		if ((*p)->enabled && (*p)->up)
+			render_collector(*p, &e);
+
+	uname(&uts);
+	expo_family(&e, "netstack_exporter_build_info", METRIC_GAUGE,
+		    "Build and kernel the exporter runs with; always 1.");
+	labels_add(&l, "version", NETSTACK_VERSION);
+	labels_add(&l, "commit", NETSTACK_COMMIT);
+	labels_add(&l, "kernel", uts.release);
+	expo_u64(&e, &l, 1);
+	per_collector(&e, "netstack_collector_up", "Whether the collector's BPF programs are attached.",
+		      METRIC_GAUGE, 0);
+	per_collector(&e, "netstack_scrape_collector_success",
+		      "Whether the collector succeeded in this scrape.", METRIC_GAUGE, 1);
+	per_collector(&e, "netstack_scrape_collector_duration_seconds",
+		      "Time the collector took in this scrape.", METRIC_GAUGE, 2);
+	expo_family(&e, "netstack_map_overflow_total", METRIC_COUNTER,
+		    "Events a bounded BPF map had no room for (counted in overflow series).");
+	for (int i = 0; i < n_overflows; i++) {
+		struct labels ml = { 0 };
+
+		labels_add(&ml, "map", overflows[i].map);
+		expo_u64(&e, &ml, overflows[i].count);
+	}
+	render_bpf_stats(&e);
+	render_process(&e);
+	expo_finish(&e);
+}

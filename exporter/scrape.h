@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef NETSTACK_SCRAPE_H
+#define NETSTACK_SCRAPE_H
+
+#include <stdint.h>
+
+#include "metrics.h"
+
+/* Render every enabled collector and the exporter's own metrics into out. */
+void scrape_render(struct mbuf *out, enum metric_format format);
+
+/* Called by collectors while collecting: entries a bounded map had no room for. */
+void scrape_map_overflow(const char *map, uint64_t count);
+
+#endif

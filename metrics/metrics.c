@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Exposition library: Prometheus text 0.0.4 and OpenMetrics 1.0.0 rendering, label escaping,
+ * content negotiation and gzip.
+ */
+#include "metrics.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* ---- growable buffer ---- */
+
+#define MBUF_MIN_CAP 1024
+
+/* Room for n more bytes plus a NUL; on failure set oom so the partial output is never served. */
+static bool mbuf_reserve(struct mbuf *b, size_t n)
+{
+	size_t need, cap;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (n >= SIZE_MAX - b->len) {
+		b->oom = true;
+		return false;
+	}
+	need = b->len + n + 1;
+	if (need <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : MBUF_MIN_CAP;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2) {
+			cap = need;
+			break;
+		}
+		cap *= 2;
+	}
+	p = realloc(b->data, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->data = p;
+	b->cap = cap;
+	return true;
+}
+
+/* Keeps the allocation for the next scrape; oom is cleared so a transient failure can recover. */
+void mbuf_reset(struct mbuf *b)
+{
+	b->len = 0;
+	b->oom = false;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void mbuf_free(struct mbuf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->oom = false;
+}
+
+void mbuf_write(struct mbuf *b, const void *p, size_t n)
+{
+	if (!mbuf_reserve(b, n))
+		return;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void mbuf_puts(struct mbuf *b, const char *s)
+{
+	mbuf_write(b, s, strlen(s));
+}
+
+void mbuf_printf(struct mbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	size_t avail;
+	int n;
+
+	if (b->oom)
+		return;
+	avail = b->cap - b->len;
+	va_start(ap, fmt);
+	n = vsnprintf(b->data ? b->data + b->len : NULL, avail, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		/* An encoding error leaves the output incomplete: report it like a failed write. */
+		b->oom = true;
+		goto out;
+	}
+	if ((size_t)n < avail) {
+		b->len += n;
+		return;
+	}
+	if (!mbuf_reserve(b, n))
+		goto out;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += n;
+	return;
+out:
+	/* The first attempt may have overwritten the terminator with a truncated tail. */
+	if (b->data)
+		b->data[b->len] = '\0';
+}
+
+/* ---- labels and escaping ---- */
+
+void labels_add(struct labels *l, const char *name, const char *value)
+{
+	if (l->n < 0 || l->n >= LABELS_MAX)
+		return;
+	l->name[l->n] = name;
+	l->value[l->n] = value ? value : "";
+	l->n++;
+}
+
+/* Copy runs of plain bytes in one go; only the bytes in special are escaped. */
+static void escape(struct mbuf *out, const char *s, const char *special)
+{
+	if (!s)
+		return;
+	for (;;) {
+		size_t run = strcspn(s, special);
+
+		mbuf_write(out, s, run);
+		s += run;
+		switch (*s) {
+		case '\0':
+			return;
+		case '\\':
+			mbuf_write(out, "\\\\", 2);
+			break;
+		case '"':
+			mbuf_write(out, "\\\"", 2);
+			break;
+		case '\n':
+			mbuf_write(out, "\\n", 2);
+			break;
+		}
+		s++;
+	}
+}
+
+void escape_label_value(struct mbuf *out, const char *s)
+{
+	escape(out, s, "\\\"\n");
+}
+
+void escape_help(struct mbuf *out, const char *s)
+{
+	escape(out, s, "\\\n");
+}
+
+/* ---- numbers ---- */
+
+/* "-1.2345678901234567e-308" is 24 bytes; leave room for the OpenMetrics ".0". */
+#define NUM_MAX 40
+
+/*
+ * Render like Go's strconv.FormatFloat(v, 'g', -1, 64): the shortest digits that round-trip,
+ * exponent form only below 1e-4 or from 1e+6. Matching Go keeps our "le" values identical to
+ * client_golang's, and OpenMetrics' canonical numbers are defined as that plus ".0" for
+ * integral values. Assumes the "C" numeric locale (the exporter never calls setlocale).
+ */
+static void fmt_double(char *buf, double v, bool canonical)
+{
+	int digits, exp10;
+
+	if (isnan(v)) {
+		strcpy(buf, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		strcpy(buf, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	for (digits = 1; digits < 17; digits++) {
+		snprintf(buf, NUM_MAX, "%.*e", digits - 1, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	snprintf(buf, NUM_MAX, "%.*e", digits - 1, v);
+	exp10 = atoi(strchr(buf, 'e') + 1);
+	if (exp10 >= -4 && exp10 < 6) {
+		int decimals = digits - 1 - exp10;
+
+		snprintf(buf, NUM_MAX, "%.*f", decimals > 0 ? decimals : 0, v);
+	}
+	if (canonical && !strpbrk(buf, ".e"))
+		strcat(buf, ".0");
+}
+
+/* ---- exposition ---- */
+
+static const char *type_name(enum metric_type t)
+{
+	switch (t) {
+	case METRIC_COUNTER:
+		return "counter";
+	case METRIC_GAUGE:
+		return "gauge";
+	case METRIC_HISTOGRAM:
+		return "histogram";
+	}
+	return "unknown";
+}
+
+static bool has_total_suffix(const char *name, size_t len)
+{
+	return len >= 6 && !memcmp(name + len - 6, "_total", 6);
+}
+
+void expo_init(struct expo *e, struct mbuf *out, enum metric_format format)
+{
+	e->out = out;
+	e->format = format;
+	e->family = NULL;
+	e->type = METRIC_GAUGE;
+}
+
+static void write_help(struct expo *e, const char *name, size_t len, const char *help)
+{
+	mbuf_puts(e->out, "# HELP ");
+	mbuf_write(e->out, name, len);
+	mbuf_puts(e->out, " ");
+	/* OpenMetrics HELP is an escaped-string like label values, so quotes are escaped too. */
+	if (e->format == FORMAT_OPENMETRICS)
+		escape_label_value(e->out, help);
+	else
+		escape_help(e->out, help);
+	mbuf_puts(e->out, "\n");
+}
+
+static void write_type(struct expo *e, const char *name, size_t len, enum metric_type type)
+{
+	mbuf_puts(e->out, "# TYPE ");
+	mbuf_write(e->out, name, len);
+	mbuf_printf(e->out, " %s\n", type_name(type));
+}
+
+void expo_family(struct expo *e, const char *name, enum metric_type type, const char *help)
+{
+	size_t len = strlen(name);
+
+	e->family = name;
+	e->type = type;
+	/* An empty HELP means "no HELP" in OpenMetrics; skip it in both formats for symmetry. */
+	if (help && !*help)
+		help = NULL;
+	if (e->format == FORMAT_OPENMETRICS) {
+		if (type == METRIC_COUNTER && has_total_suffix(name, len))
+			len -= 6;
+		/* OpenMetrics recommends TYPE, UNIT, HELP in that order. */
+		write_type(e, name, len, type);
+		if (help)
+			write_help(e, name, len, help);
+	} else {
+		if (help)
+			write_help(e, name, len, help);
+		write_type(e, name, len, type);
+	}
+}
+
+static void write_name(struct expo *e, const char *suffix)
+{
+	mbuf_puts(e->out, e->family);
+	/* OpenMetrics counter samples must end in _total even if the caller forgot it. */
+	if (e->format == FORMAT_OPENMETRICS && e->type == METRIC_COUNTER &&
+	    !has_total_suffix(e->family, strlen(e->family)))
+		mbuf_puts(e->out, "_total");
+	if (suffix)
+		mbuf_puts(e->out, suffix);
+}
+
+/* le, when given, is appended as the last label (already formatted, needs no escaping). */
+static void write_labels(struct mbuf *out, const struct labels *l, const char *le)
+{
+	int i, n = l ? l->n : 0;
+
+	if (n > LABELS_MAX)
+		n = LABELS_MAX;
+	if (n <= 0 && !le)
+		return;
+	mbuf_puts(out, "{");
+	for (i = 0; i < n; i++) {
+		if (i)
+			mbuf_puts(out, ",");
+		mbuf_puts(out, l->name[i]);
+		mbuf_puts(out, "=\"");
+		escape_label_value(out, l->value[i]);
+		mbuf_puts(out, "\"");
+	}
+	if (le) {
+		if (n > 0)
+			mbuf_puts(out, ",");
+		mbuf_puts(out, "le=\"");
+		mbuf_puts(out, le);
+		mbuf_puts(out, "\"");
+	}
+	mbuf_puts(out, "}");
+}
+
+void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
+{
+	write_name(e, NULL);
+	write_labels(e->out, l, NULL);
+	mbuf_printf(e->out, " %" PRIu64 "\n", v);
+}
+
+void expo_double(struct expo *e, const struct labels *l, double v)
+{
+	char num[NUM_MAX];
+
+	fmt_double(num, v, e->format == FORMAT_OPENMETRICS);
+	write_name(e, NULL);
+	write_labels(e->out, l, NULL);
+	mbuf_printf(e->out, " %s\n", num);
+}
+
+void expo_histogram(struct expo *e, const struct labels *l, const double *bounds,
+		    const uint64_t *counts, int nbounds, double sum)
+{
+	bool om = e->format == FORMAT_OPENMETRICS;
+	char num[NUM_MAX];
+	uint64_t cum = 0;
+	int i;
+
+	for (i = 0; i < nbounds; i++) {
+		cum += counts[i];
+		fmt_double(num, bounds[i], om);
+		write_name(e, "_bucket");
+		write_labels(e->out, l, num);
+		mbuf_printf(e->out, " %" PRIu64 "\n", cum);
+	}
+	cum += counts[nbounds > 0 ? nbounds : 0];
+	write_name(e, "_bucket");
+	write_labels(e->out, l, "+Inf");
+	mbuf_printf(e->out, " %" PRIu64 "\n", cum);
+
+	fmt_double(num, sum, om);
+	write_name(e, "_sum");
+	write_labels(e->out, l, NULL);
+	mbuf_printf(e->out, " %s\n", num);
+
+	write_name(e, "_count");
+	write_labels(e->out, l, NULL);
+	mbuf_printf(e->out, " %" PRIu64 "\n", cum);
+}
+
+void expo_finish(struct expo *e)
+{
+	if (e->format == FORMAT_OPENMETRICS)
+		mbuf_puts(e->out, "# EOF\n");
+}
+
+/* ---- content negotiation ---- */
+
+/* One element of an Accept or Accept-Encoding list. */
+struct list_item {
+	const char *tok; /* media range or content coding */
+	size_t tok_len;
+	int q; /* thousandths, 0..1000; an invalid q counts as 0 */
+	bool has_version;
+	const char *version;
+	size_t version_len;
+	bool bad; /* trailing garbage: ignore the element */
+};
+
+static char ascii_lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* ASCII-only compare: strncasecmp would depend on the locale. */
+static bool span_ieq(const char *s, size_t len, const char *lit)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!lit[i] || ascii_lower(s[i]) != lit[i])
+			return false;
+	return !lit[len];
+}
+
+static const char *skip_ows(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Scan up to any byte of stop (or NUL); the result never moves backwards. */
+static const char *scan_until(const char *p, const char *stop)
+{
+	while (*p && !strchr(stop, *p))
+		p++;
+	return p;
+}
+
+/* RFC 9110 qvalue: "0" ["." 0*3DIGIT] / "1" ["." 0*3("0")]. Returns thousandths or -1. */
+static int parse_q(const char *s, size_t len)
+{
+	int q, scale = 100;
+	size_t i;
+
+	if (!len || (s[0] != '0' && s[0] != '1'))
+		return -1;
+	q = (s[0] - '0') * 1000;
+	if (len == 1)
+		return q;
+	if (s[1] != '.' || len > 5)
+		return -1;
+	for (i = 2; i < len; i++, scale /= 10) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		q += (s[i] - '0') * scale;
+	}
+	return q <= 1000 ? q : -1;
+}
+
+/* Parse the element at *pp and step past its comma. Returns false at the end of the list. */
+static bool next_item(const char **pp, struct list_item *it)
+{
+	const char *p = skip_ows(*pp);
+
+	if (!*p)
+		return false;
+	memset(it, 0, sizeof(*it));
+	it->q = 1000;
+	it->tok = p;
+	p = scan_until(p, ",; \t");
+	it->tok_len = p - it->tok;
+	p = skip_ows(p);
+	while (*p == ';') {
+		const char *name, *val = NULL;
+		size_t name_len, val_len = 0;
+
+		name = p = skip_ows(p + 1);
+		p = scan_until(p, "=,; \t");
+		name_len = p - name;
+		p = skip_ows(p);
+		if (*p == '=') {
+			p = skip_ows(p + 1);
+			if (*p == '"') {
+				val = ++p;
+				while (*p && *p != '"')
+					p += (p[0] == '\\' && p[1]) ? 2 : 1;
+				val_len = p - val;
+				if (*p == '"')
+					p++;
+			} else {
+				val = p;
+				p = scan_until(p, ",; \t");
+				val_len = p - val;
+			}
+			p = skip_ows(p);
+		}
+		if (span_ieq(name, name_len, "q")) {
+			it->q = val ? parse_q(val, val_len) : -1;
+			if (it->q < 0)
+				it->q = 0;
+		} else if (span_ieq(name, name_len, "version") && val) {
+			it->has_version = true;
+			it->version = val;
+			it->version_len = val_len;
+		}
+	}
+	if (*p && *p != ',') {
+		it->bad = true;
+		p = scan_until(p, ",");
+	}
+	if (*p == ',')
+		p++;
+	*pp = p;
+	return true;
+}
+
+enum metric_format negotiate_format(const char *accept)
+{
+	int om_q = 0, text_q = 0;
+	struct list_item it;
+
+	if (!accept)
+		return FORMAT_PROMETHEUS;
+	while (next_item(&accept, &it)) {
+		if (it.bad || !it.tok_len)
+			continue;
+		if (span_ieq(it.tok, it.tok_len, "application/openmetrics-text")) {
+			/* Only 1.0.0 is spoken; 0.0.1 was a pre-release with different rules. */
+			if (it.has_version && !span_ieq(it.version, it.version_len, "1.0.0"))
+				continue;
+			if (it.q > om_q)
+				om_q = it.q;
+		} else if (span_ieq(it.tok, it.tok_len, "text/plain") ||
+			   span_ieq(it.tok, it.tok_len, "text/*") ||
+			   span_ieq(it.tok, it.tok_len, "*/*")) {
+			if (it.q > text_q)
+				text_q = it.q;
+		}
+	}
+	return om_q > 0 && om_q >= text_q ? FORMAT_OPENMETRICS : FORMAT_PROMETHEUS;
+}
+
+const char *format_content_type(enum metric_format f)
+{
+	if (f == FORMAT_OPENMETRICS)
+		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	return "text/plain; version=0.0.4; charset=utf-8";
+}
+
+bool accepts_gzip(const char *accept_encoding)
+{
+	int gzip_q = -1, star_q = -1;
+	struct list_item it;
+
+	if (!accept_encoding)
+		return false;
+	while (next_item(&accept_encoding, &it)) {
+		if (it.bad || !it.tok_len)
+			continue;
+		if (span_ieq(it.tok, it.tok_len, "gzip") ||
+		    span_ieq(it.tok, it.tok_len, "x-gzip")) {
+			if (it.q > gzip_q)
+				gzip_q = it.q;
+		} else if (span_ieq(it.tok, it.tok_len, "*")) {
+			if (it.q > star_q)
+				star_q = it.q;
+		}
+	}
+	/* An explicit gzip entry wins over "*", so "*, gzip;q=0" refuses gzip. */
+	if (gzip_q >= 0)
+		return gzip_q > 0;
+	return star_q > 0;
+}
+
+/* ---- gzip ---- */
+
+/*
+ * Level 1: exposition text is so repetitive that the fastest level already gets most of the
+ * ratio (about 6x against 8x for the default level, at a third of the CPU), and the exporter
+ * should cost as little CPU as possible on the host it observes.
+ */
+#define GZIP_LEVEL 1
+
+int gzip_buffer(const void *in, size_t n, struct mbuf *out)
+{
+	const unsigned char *src = in;
+	z_stream zs;
+	int rc;
+
+	mbuf_reset(out);
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	/* Sized so one pass normally suffices; the loop still copes if it does not. */
+	if (!mbuf_reserve(out, deflateBound(&zs, n)))
+		goto fail;
+	do {
+		size_t avail;
+		int flush;
+
+		/* avail_in is 32-bit: feed larger inputs in slices. */
+		if (!zs.avail_in && n) {
+			size_t chunk = n > UINT_MAX ? UINT_MAX : n;
+
+			zs.next_in = (Bytef *)src;
+			zs.avail_in = chunk;
+			src += chunk;
+			n -= chunk;
+		}
+		flush = n ? Z_NO_FLUSH : Z_FINISH;
+		/* Keep one byte spare for the NUL mbuf maintains. */
+		if (out->cap - out->len <= 1 && !mbuf_reserve(out, out->cap))
+			goto fail;
+		avail = out->cap - out->len - 1;
+		if (avail > UINT_MAX)
+			avail = UINT_MAX;
+		zs.next_out = (Bytef *)out->data + out->len;
+		zs.avail_out = avail;
+		rc = deflate(&zs, flush);
+		out->len += avail - zs.avail_out;
+		/* Z_BUF_ERROR with output space left means no progress is possible. */
+		if (rc == Z_STREAM_ERROR || (rc == Z_BUF_ERROR && zs.avail_out))
+			goto fail;
+	} while (rc != Z_STREAM_END);
+	deflateEnd(&zs);
+	out->data[out->len] = '\0';
+	return 0;
+fail:
+	deflateEnd(&zs);
+	if (out->data)
+		out->data[out->len] = '\0';
+	return -1;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Exposition library: Prometheus text 0.0.4 and OpenMetrics 1.0.0 rendering, label escaping,
+ * content negotiation and gzip. Pure C: no BPF, no HTTP, so it can be unit tested alone.
+ */
+#ifndef NETSTACK_METRICS_H
+#define NETSTACK_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Growable output buffer, reused across scrapes; a failed allocation sets oom and stops writes. */
+struct mbuf {
+	char *data;
+	size_t len;
+	size_t cap;
+	bool oom;
+};
+
+void mbuf_reset(struct mbuf *b);
+void mbuf_free(struct mbuf *b);
+void mbuf_write(struct mbuf *b, const void *p, size_t n);
+void mbuf_puts(struct mbuf *b, const char *s);
+void mbuf_printf(struct mbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+enum metric_format {
+	FORMAT_PROMETHEUS, /* text/plain; version=0.0.4 */
+	FORMAT_OPENMETRICS, /* application/openmetrics-text; version=1.0.0 */
+};
+
+enum metric_type {
+	METRIC_COUNTER,
+	METRIC_GAUGE,
+	METRIC_HISTOGRAM,
+};
+
+#define LABELS_MAX 12
+
+/* A label set: names are trusted identifiers, values are escaped on output. */
+struct labels {
+	int n;
+	const char *name[LABELS_MAX];
+	const char *value[LABELS_MAX];
+};
+
+/* Append a label; silently ignored past LABELS_MAX (a programming error caught by tests). */
+void labels_add(struct labels *l, const char *name, const char *value);
+
+struct expo {
+	struct mbuf *out;
+	enum metric_format format;
+	const char *family; /* name of the family being written */
+	enum metric_type type;
+};
+
+void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
+/*
+ * Start a family. Counter names are given with their "_total" suffix, as in Prometheus
+ * text; in OpenMetrics the HELP/TYPE lines use the name without it and samples keep it.
+ */
+void expo_family(struct expo *e, const char *name, enum metric_type type, const char *help);
+void expo_u64(struct expo *e, const struct labels *l, uint64_t v);
+void expo_double(struct expo *e, const struct labels *l, double v);
+/*
+ * A histogram sample set: bounds[i] are upper bounds ascending (without +Inf), counts[i]
+ * non-cumulative counts per bucket with counts[nbounds] the overflow bucket; rendered cumulative.
+ */
+void expo_histogram(struct expo *e, const struct labels *l, const double *bounds,
+		    const uint64_t *counts, int nbounds, double sum);
+/* End of exposition: "# EOF" for OpenMetrics, nothing for Prometheus text. */
+void expo_finish(struct expo *e);
+
+/* Escape a label value (\\, \", \n) or HELP text (\\, \n) into out. */
+void escape_label_value(struct mbuf *out, const char *s);
+void escape_help(struct mbuf *out, const char *s);
+
+/* Pick the format from an Accept header (NULL = absent), honouring q-values. */
+enum metric_format negotiate_format(const char *accept);
+const char *format_content_type(enum metric_format f);
+/* True when an Accept-Encoding header (NULL = absent) allows gzip with q > 0. */
+bool accepts_gzip(const char *accept_encoding);
+/* Gzip in[0..n) into out (reset first). Returns 0 or -1. */
+int gzip_buffer(const void *in, size_t n, struct mbuf *out);
+
+#endif

@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Install the Debian packages netstack_exporter needs, only those missing.
+# Usage: scripts/deps.sh [build|test]   (test = build + what the test suite runs)
+set -eu
+
+BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
+libmicrohttpd-dev libinih-dev"
+TEST_PKGS="iproute2 nftables prometheus curl procps"
+
+pkgs=$BUILD_PKGS
+[ "${1:-build}" = test ] && pkgs="$pkgs $TEST_PKGS"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages:$missing (run as root, or install them)" >&2
+	exit 1
+fi
+echo "deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps: done"

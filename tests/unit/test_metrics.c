@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Unit tests for the exposition library: rendering, escaping, negotiation and gzip. */
+#include "check.h"
+#include "metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+/* Render through fn in the given format; the caller frees the returned buffer. */
+static struct mbuf render(void (*fn)(struct expo *), enum metric_format f)
+{
+	struct mbuf b = {0};
+	struct expo e;
+
+	expo_init(&e, &b, f);
+	fn(&e);
+	expo_finish(&e);
+	return b;
+}
+
+static void check_render(void (*fn)(struct expo *), const char *prom, const char *om)
+{
+	struct mbuf b = render(fn, FORMAT_PROMETHEUS);
+
+	CHECK(!b.oom);
+	CHECK(b.len == strlen(prom));
+	CHECK_STR(b.data, prom);
+	mbuf_free(&b);
+
+	b = render(fn, FORMAT_OPENMETRICS);
+	CHECK(!b.oom);
+	CHECK(b.len == strlen(om));
+	CHECK_STR(b.data, om);
+	mbuf_free(&b);
+}
+
+static void check_label_escape(const char *in, const char *want)
+{
+	struct mbuf b = {0};
+
+	escape_label_value(&b, in);
+	CHECK(b.len == strlen(want));
+	CHECK_STR(b.len ? b.data : "", want);
+	mbuf_free(&b);
+}
+
+static void check_help_escape(const char *in, const char *want)
+{
+	struct mbuf b = {0};
+
+	escape_help(&b, in);
+	CHECK(b.len == strlen(want));
+	CHECK_STR(b.len ? b.data : "", want);
+	mbuf_free(&b);
+}
+
+static void test_escape_label_value(void)
+{
+	check_label_escape("plain", "plain");
+	check_label_escape("", "");
+	check_label_escape("a\\b", "a\\\\b");
+	check_label_escape("say \"hi\"", "say \\\"hi\\\"");
+	check_label_escape("line1\nline2", "line1\\nline2");
+	check_label_escape("\\\"\n", "\\\\\\\"\\n");
+	check_label_escape("tab\there", "tab\there");
+	/* UTF-8 is passed through byte for byte. */
+	check_label_escape("eth0 \xc3\xa9t\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x90\xa7",
+			   "eth0 \xc3\xa9t\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x90\xa7");
+}
+
+static void test_escape_help(void)
+{
+	check_help_escape("Bytes received.", "Bytes received.");
+	check_help_escape("back\\slash", "back\\\\slash");
+	check_help_escape("two\nlines", "two\\nlines");
+	/* Quotes are not special in Prometheus text HELP. */
+	check_help_escape("a \"quoted\" word", "a \"quoted\" word");
+}
+
+static void fam_counter(struct expo *e)
+{
+	struct labels l = {0};
+
+	expo_family(e, "netstack_rx_bytes_total", METRIC_COUNTER, "Bytes received.\nPer device.");
+	labels_add(&l, "dev", "eth0");
+	labels_add(&l, "dir", "in");
+	expo_u64(e, &l, 18446744073709551615ull);
+	l.n = 0;
+	labels_add(&l, "dev", "we\"ird\\");
+	labels_add(&l, "dir", "x\ny");
+	expo_u64(e, &l, 0);
+}
+
+static void test_counter(void)
+{
+	check_render(fam_counter,
+		     "# HELP netstack_rx_bytes_total Bytes received.\\nPer device.\n"
+		     "# TYPE netstack_rx_bytes_total counter\n"
+		     "netstack_rx_bytes_total{dev=\"eth0\",dir=\"in\"} 18446744073709551615\n"
+		     "netstack_rx_bytes_total{dev=\"we\\\"ird\\\\\",dir=\"x\\ny\"} 0\n",
+		     "# TYPE netstack_rx_bytes counter\n"
+		     "# HELP netstack_rx_bytes Bytes received.\\nPer device.\n"
+		     "netstack_rx_bytes_total{dev=\"eth0\",dir=\"in\"} 18446744073709551615\n"
+		     "netstack_rx_bytes_total{dev=\"we\\\"ird\\\\\",dir=\"x\\ny\"} 0\n"
+		     "# EOF\n");
+}
+
+/* A counter named without _total still gets the suffix OpenMetrics requires on samples. */
+static void fam_counter_no_suffix(struct expo *e)
+{
+	expo_family(e, "netstack_drops", METRIC_COUNTER, "Drops.");
+	expo_u64(e, NULL, 7);
+}
+
+static void test_counter_without_total_suffix(void)
+{
+	check_render(fam_counter_no_suffix,
+		     "# HELP netstack_drops Drops.\n"
+		     "# TYPE netstack_drops counter\n"
+		     "netstack_drops 7\n",
+		     "# TYPE netstack_drops counter\n"
+		     "# HELP netstack_drops Drops.\n"
+		     "netstack_drops_total 7\n"
+		     "# EOF\n");
+}
+
+static void fam_gauge(struct expo *e)
+{
+	struct labels l = {0};
+
+	expo_family(e, "netstack_tcp_srtt_seconds", METRIC_GAUGE, "Smoothed RTT with \"quotes\".");
+	expo_double(e, NULL, 0.25);
+	labels_add(&l, "dev", "lo");
+	expo_double(e, &l, 3);
+	expo_u64(e, &l, 42);
+}
+
+static void test_gauge(void)
+{
+	check_render(fam_gauge,
+		     "# HELP netstack_tcp_srtt_seconds Smoothed RTT with \"quotes\".\n"
+		     "# TYPE netstack_tcp_srtt_seconds gauge\n"
+		     "netstack_tcp_srtt_seconds 0.25\n"
+		     "netstack_tcp_srtt_seconds{dev=\"lo\"} 3\n"
+		     "netstack_tcp_srtt_seconds{dev=\"lo\"} 42\n",
+		     "# TYPE netstack_tcp_srtt_seconds gauge\n"
+		     "# HELP netstack_tcp_srtt_seconds Smoothed RTT with \\\"quotes\\\".\n"
+		     "netstack_tcp_srtt_seconds 0.25\n"
+		     "netstack_tcp_srtt_seconds{dev=\"lo\"} 3.0\n"
+		     "netstack_tcp_srtt_seconds{dev=\"lo\"} 42\n"
+		     "# EOF\n");
+}
+
+static void fam_no_help(struct expo *e)
+{
+	expo_family(e, "up", METRIC_GAUGE, NULL);
+	expo_u64(e, NULL, 1);
+	expo_family(e, "empty_help", METRIC_GAUGE, "");
+	expo_u64(e, NULL, 2);
+}
+
+static void test_no_labels_no_help(void)
+{
+	check_render(fam_no_help,
+		     "# TYPE up gauge\n"
+		     "up 1\n"
+		     "# TYPE empty_help gauge\n"
+		     "empty_help 2\n",
+		     "# TYPE up gauge\n"
+		     "up 1\n"
+		     "# TYPE empty_help gauge\n"
+		     "empty_help 2\n"
+		     "# EOF\n");
+}
+
+static const double hist_bounds[] = {0.001, 0.01, 0.1, 1, 10};
+static const uint64_t hist_counts[] = {1, 2, 0, 4, 0, 3};
+
+static void fam_histogram(struct expo *e)
+{
+	struct labels l = {0};
+
+	expo_family(e, "netstack_rtt_seconds", METRIC_HISTOGRAM, "RTT.");
+	labels_add(&l, "dev", "eth0");
+	expo_histogram(e, &l, hist_bounds, hist_counts, 5, 12.5);
+	expo_histogram(e, NULL, hist_bounds, hist_counts, 5, 0);
+}
+
+static void test_histogram(void)
+{
+	check_render(fam_histogram,
+		     "# HELP netstack_rtt_seconds RTT.\n"
+		     "# TYPE netstack_rtt_seconds histogram\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"0.001\"} 1\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"0.01\"} 3\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"0.1\"} 3\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"1\"} 7\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"10\"} 7\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"+Inf\"} 10\n"
+		     "netstack_rtt_seconds_sum{dev=\"eth0\"} 12.5\n"
+		     "netstack_rtt_seconds_count{dev=\"eth0\"} 10\n"
+		     "netstack_rtt_seconds_bucket{le=\"0.001\"} 1\n"
+		     "netstack_rtt_seconds_bucket{le=\"0.01\"} 3\n"
+		     "netstack_rtt_seconds_bucket{le=\"0.1\"} 3\n"
+		     "netstack_rtt_seconds_bucket{le=\"1\"} 7\n"
+		     "netstack_rtt_seconds_bucket{le=\"10\"} 7\n"
+		     "netstack_rtt_seconds_bucket{le=\"+Inf\"} 10\n"
+		     "netstack_rtt_seconds_sum 0\n"
+		     "netstack_rtt_seconds_count 10\n",
+		     "# TYPE netstack_rtt_seconds histogram\n"
+		     "# HELP netstack_rtt_seconds RTT.\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"0.001\"} 1\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"0.01\"} 3\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"0.1\"} 3\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"1.0\"} 7\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"10.0\"} 7\n"
+		     "netstack_rtt_seconds_bucket{dev=\"eth0\",le=\"+Inf\"} 10\n"
+		     "netstack_rtt_seconds_sum{dev=\"eth0\"} 12.5\n"
+		     "netstack_rtt_seconds_count{dev=\"eth0\"} 10\n"
+		     "netstack_rtt_seconds_bucket{le=\"0.001\"} 1\n"
+		     "netstack_rtt_seconds_bucket{le=\"0.01\"} 3\n"
+		     "netstack_rtt_seconds_bucket{le=\"0.1\"} 3\n"
+		     "netstack_rtt_seconds_bucket{le=\"1.0\"} 7\n"
+		     "netstack_rtt_seconds_bucket{le=\"10.0\"} 7\n"
+		     "netstack_rtt_seconds_bucket{le=\"+Inf\"} 10\n"
+		     "netstack_rtt_seconds_sum 0.0\n"
+		     "netstack_rtt_seconds_count 10\n"
+		     "# EOF\n");
+}
+
+/* Render one value through expo_double and return the text after the sample name. */
+static void check_double(double v, const char *prom, const char *om)
+{
+	char want[128];
+	struct mbuf b = {0};
+	struct expo e;
+
+	expo_init(&e, &b, FORMAT_PROMETHEUS);
+	e.family = "x";
+	e.type = METRIC_GAUGE;
+	expo_double(&e, NULL, v);
+	snprintf(want, sizeof(want), "x %s\n", prom);
+	CHECK_STR(b.data, want);
+	mbuf_reset(&b);
+	e.format = FORMAT_OPENMETRICS;
+	expo_double(&e, NULL, v);
+	snprintf(want, sizeof(want), "x %s\n", om);
+	CHECK_STR(b.data, want);
+	mbuf_free(&b);
+}
+
+static void test_double_format(void)
+{
+	check_double(0, "0", "0.0");
+	check_double(-0.0, "-0", "-0.0");
+	check_double(1, "1", "1.0");
+	check_double(-2.5, "-2.5", "-2.5");
+	check_double(0.1, "0.1", "0.1");
+	check_double(0.95, "0.95", "0.95");
+	check_double(0.999, "0.999", "0.999");
+	check_double(1.7, "1.7", "1.7");
+	check_double(0.1 + 0.2, "0.30000000000000004", "0.30000000000000004");
+	check_double(1.0 / 3, "0.3333333333333333", "0.3333333333333333");
+	/* The fixed/exponent switch follows OpenMetrics' canonical examples. */
+	check_double(1e-10, "1e-10", "1e-10");
+	check_double(1e-5, "1e-05", "1e-05");
+	check_double(1e-4, "0.0001", "0.0001");
+	check_double(100000, "100000", "100000.0");
+	check_double(123456.7, "123456.7", "123456.7");
+	check_double(1e6, "1e+06", "1e+06");
+	check_double(1.5e6, "1.5e+06", "1.5e+06");
+	check_double(1e23, "1e+23", "1e+23");
+	check_double(1.1e23, "1.1e+23", "1.1e+23");
+	check_double(4.9e-324, "5e-324", "5e-324");
+	check_double(1.7976931348623157e308, "1.7976931348623157e+308", "1.7976931348623157e+308");
+	check_double(NAN, "NaN", "NaN");
+	check_double(INFINITY, "+Inf", "+Inf");
+	check_double(-INFINITY, "-Inf", "-Inf");
+}
+
+/* Every rendered double must parse back to the same bits. */
+static void test_double_round_trip(void)
+{
+	int i, k;
+
+	srand(1);
+	for (i = 0; i < 20000; i++) {
+		char buf[128], *end, *sp;
+		struct mbuf b = {0};
+		struct expo e;
+		double got, v;
+
+		expo_init(&e, &b, i & 1 ? FORMAT_OPENMETRICS : FORMAT_PROMETHEUS);
+		e.family = "x";
+		e.type = METRIC_GAUGE;
+		/* Random mantissa scaled over 1e-20..1e+19, without needing libm. */
+		v = (double)rand() / RAND_MAX * 1e-20 * (rand() & 1 ? 1 : -1);
+		for (k = rand() % 40; k > 0; k--)
+			v *= 10;
+		expo_double(&e, NULL, v);
+		snprintf(buf, sizeof(buf), "%s", b.data);
+		sp = strchr(buf, ' ');
+		got = sp ? strtod(sp + 1, &end) : NAN;
+		CHECK(sp && *end == '\n' && got == v);
+		mbuf_free(&b);
+	}
+}
+
+static void test_openmetrics_eof(void)
+{
+	struct mbuf b = {0};
+	struct expo e;
+
+	expo_init(&e, &b, FORMAT_OPENMETRICS);
+	expo_finish(&e);
+	CHECK_STR(b.data, "# EOF\n");
+	mbuf_free(&b);
+
+	expo_init(&e, &b, FORMAT_PROMETHEUS);
+	expo_finish(&e);
+	CHECK(b.len == 0);
+	mbuf_free(&b);
+}
+
+static void test_labels_add_limit(void)
+{
+	struct labels l = {0};
+	int i;
+
+	for (i = 0; i < LABELS_MAX + 3; i++)
+		labels_add(&l, "n", "v");
+	CHECK(l.n == LABELS_MAX);
+	labels_add(&l, "extra", NULL);
+	CHECK(l.n == LABELS_MAX);
+
+	l.n = 0;
+	labels_add(&l, "a", NULL);
+	CHECK(l.n == 1);
+	CHECK_STR(l.value[0], "");
+}
+
+static const char prometheus_accept[] =
+	"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+	"q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+static void test_negotiate(void)
+{
+	CHECK(negotiate_format(prometheus_accept) == FORMAT_OPENMETRICS);
+	/* Prometheus 3 also sends escaping= and a text/plain 1.0.0 entry. */
+	CHECK(negotiate_format("application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;"
+			       "q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,"
+			       "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,"
+			       "text/plain;version=0.0.4;q=0.3,*/*;q=0.2") == FORMAT_OPENMETRICS);
+	/* OpenMetrics disabled in Prometheus: text only. */
+	CHECK(negotiate_format("text/plain;version=0.0.4;q=1,*/*;q=0.1") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("text/html,application/xhtml+xml,application/xml;q=0.9,"
+			       "image/avif,image/webp,*/*;q=0.8") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text;q=0") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text;version=1.0.0;q=0.0,*/*;q=0.1") ==
+	      FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text;version=0.0.1") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text") == FORMAT_OPENMETRICS);
+	CHECK(negotiate_format("application/openmetrics-text;version=\"1.0.0\"") ==
+	      FORMAT_OPENMETRICS);
+	/* Text preferred over OpenMetrics, and a tie going to OpenMetrics. */
+	CHECK(negotiate_format("application/openmetrics-text;q=0.5,text/plain") ==
+	      FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text;q=0.5,text/*;q=0.5") ==
+	      FORMAT_OPENMETRICS);
+	CHECK(negotiate_format(NULL) == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("   ,  , ") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("garbage;;;==,\"\",;q=1") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("*/*") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("APPLICATION/OpenMetrics-Text; VERSION=1.0.0; Q=0.9 , TEXT/PLAIN;"
+			       "Q=0.5") == FORMAT_OPENMETRICS);
+	CHECK(negotiate_format(" application/openmetrics-text\t;\tversion = 1.0.0 ") ==
+	      FORMAT_OPENMETRICS);
+	/* An invalid q drops the entry instead of defaulting to 1. */
+	CHECK(negotiate_format("application/openmetrics-text;q=2") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text;q=abc,text/plain;q=0.1") ==
+	      FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text;q=0.0001") == FORMAT_PROMETHEUS);
+	CHECK(negotiate_format("application/openmetrics-text;q=1.000") == FORMAT_OPENMETRICS);
+	/* Trailing junk inside an element disqualifies just that element. */
+	CHECK(negotiate_format("application/openmetrics-text junk,text/plain") ==
+	      FORMAT_PROMETHEUS);
+}
+
+static void test_content_type(void)
+{
+	CHECK_STR(format_content_type(FORMAT_PROMETHEUS),
+		  "text/plain; version=0.0.4; charset=utf-8");
+	CHECK_STR(format_content_type(FORMAT_OPENMETRICS),
+		  "application/openmetrics-text; version=1.0.0; charset=utf-8");
+}
+
+static void test_accepts_gzip(void)
+{
+	CHECK(accepts_gzip("gzip"));
+	CHECK(!accepts_gzip("gzip;q=0"));
+	CHECK(!accepts_gzip("gzip; q=0.000"));
+	CHECK(accepts_gzip("deflate, gzip;q=0.5"));
+	CHECK(accepts_gzip("gzip, deflate, br, zstd"));
+	CHECK(accepts_gzip("*"));
+	CHECK(!accepts_gzip("*;q=0"));
+	CHECK(!accepts_gzip("*, gzip;q=0"));
+	CHECK(accepts_gzip("x-gzip"));
+	CHECK(accepts_gzip("GZIP"));
+	CHECK(!accepts_gzip("identity"));
+	CHECK(!accepts_gzip("deflate, br"));
+	CHECK(!accepts_gzip("gzipper"));
+	CHECK(!accepts_gzip(""));
+	CHECK(!accepts_gzip(NULL));
+}
+
+/* Inflate a gzip stream with zlib and compare with the original. */
+static void check_gzip_round_trip(const void *in, size_t n)
+{
+	struct mbuf z = {0};
+	unsigned char *back;
+	z_stream zs;
+	int rc;
+
+	CHECK(gzip_buffer(in, n, &z) == 0);
+	CHECK(!z.oom);
+	CHECK(z.len >= 18 && (unsigned char)z.data[0] == 0x1f && (unsigned char)z.data[1] == 0x8b);
+
+	back = malloc(n + 1);
+	memset(&zs, 0, sizeof(zs));
+	CHECK(back && inflateInit2(&zs, 15 + 16) == Z_OK);
+	if (!back) {
+		mbuf_free(&z);
+		return;
+	}
+	zs.next_in = (Bytef *)z.data;
+	zs.avail_in = z.len;
+	zs.next_out = back;
+	zs.avail_out = n + 1;
+	rc = inflate(&zs, Z_FINISH);
+	CHECK(rc == Z_STREAM_END);
+	CHECK(zs.total_out == n);
+	CHECK(zs.avail_in == 0);
+	CHECK(n == 0 || !memcmp(back, in, n));
+	inflateEnd(&zs);
+	free(back);
+	mbuf_free(&z);
+}
+
+static void test_gzip_round_trip(void)
+{
+	static const char text[] = "# TYPE up gauge\nup 1\n";
+	size_t big = 1 << 20, i;
+	unsigned char *buf;
+	unsigned int seed = 12345;
+	struct mbuf out = {0};
+
+	check_gzip_round_trip("", 0);
+	check_gzip_round_trip(text, sizeof(text) - 1);
+
+	buf = malloc(big);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	/* Repetitive exposition-like text... */
+	for (i = 0; i < big; i++)
+		buf[i] = text[i % (sizeof(text) - 1)];
+	check_gzip_round_trip(buf, big);
+	/* ...and incompressible noise, which needs the worst-case output size. */
+	for (i = 0; i < big; i++) {
+		seed = seed * 1103515245 + 12345;
+		buf[i] = seed >> 16;
+	}
+	check_gzip_round_trip(buf, big);
+	free(buf);
+
+	/* The output buffer is reset, not appended to. */
+	mbuf_puts(&out, "stale");
+	CHECK(gzip_buffer(text, sizeof(text) - 1, &out) == 0);
+	CHECK((unsigned char)out.data[0] == 0x1f);
+	mbuf_free(&out);
+}
+
+static void test_mbuf_growth(void)
+{
+	struct mbuf b = {0};
+	size_t want = 0;
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		mbuf_printf(&b, "line %d\n", i);
+		want += snprintf(NULL, 0, "line %d\n", i);
+	}
+	CHECK(!b.oom);
+	CHECK(b.len == want);
+	CHECK(b.cap > b.len && b.data[b.len] == '\0');
+	CHECK(!strncmp(b.data, "line 0\nline 1\n", 14));
+	CHECK(!strcmp(b.data + b.len - 12, "line 99999\n") ||
+	      !strcmp(b.data + b.len - 11, "line 99999\n"));
+
+	/* A single write far beyond the current capacity. */
+	mbuf_reset(&b);
+	CHECK(b.len == 0 && b.data[0] == '\0');
+	mbuf_printf(&b, "%5000s|", "x");
+	CHECK(b.len == 5001 && b.data[4999] == 'x' && b.data[5000] == '|');
+	mbuf_write(&b, "ab", 2);
+	mbuf_puts(&b, "cd");
+	CHECK(b.len == 5005 && !strcmp(b.data + 5000, "|abcd"));
+	mbuf_free(&b);
+	CHECK(!b.data && !b.len && !b.cap);
+}
+
+static void test_mbuf_oom(void)
+{
+	struct mbuf b = {0};
+
+	mbuf_puts(&b, "keep");
+	/* A size that cannot be represented sets oom; later writes are ignored. */
+	mbuf_write(&b, "x", SIZE_MAX - 1);
+	CHECK(b.oom);
+	mbuf_puts(&b, "more");
+	mbuf_printf(&b, "%d", 1);
+	CHECK(b.len == 4 && !strcmp(b.data, "keep"));
+	mbuf_reset(&b);
+	CHECK(!b.oom);
+	mbuf_puts(&b, "ok");
+	CHECK_STR(b.data, "ok");
+	mbuf_free(&b);
+}
+
+int main(void)
+{
+	RUN(test_escape_label_value);
+	RUN(test_escape_help);
+	RUN(test_counter);
+	RUN(test_counter_without_total_suffix);
+	RUN(test_gauge);
+	RUN(test_no_labels_no_help);
+	RUN(test_histogram);
+	RUN(test_double_format);
+	RUN(test_double_round_trip);
+	RUN(test_openmetrics_eof);
+	RUN(test_labels_add_limit);
+	RUN(test_negotiate);
+	RUN(test_content_type);
+	RUN(test_accepts_gzip);
+	RUN(test_gzip_round_trip);
+	RUN(test_mbuf_growth);
+	RUN(test_mbuf_oom);
+	CHECK_EXIT();
+}
