@@ -229,7 +229,7 @@ static void test_histogram(void)
 		     "# EOF\n");
 }
 
-/* Render one value through expo_double and return the text after the sample name. */
+/* Render one value through expo_double in both formats and compare the value text. */
 static void check_double(double v, const char *prom, const char *om)
 {
 	char want[128];
@@ -496,8 +496,7 @@ static void test_mbuf_growth(void)
 	CHECK(b.len == want);
 	CHECK(b.cap > b.len && b.data[b.len] == '\0');
 	CHECK(!strncmp(b.data, "line 0\nline 1\n", 14));
-	CHECK(!strcmp(b.data + b.len - 12, "line 99999\n") ||
-	      !strcmp(b.data + b.len - 11, "line 99999\n"));
+	CHECK(!strcmp(b.data + b.len - 11, "line 99999\n"));
 
 	/* A single write far beyond the current capacity. */
 	mbuf_reset(&b);
