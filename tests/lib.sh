@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared helpers for integration tests (sourced). Each test prints "ok - name" or
+# "not ok - name"; exit 77 means the whole script was skipped.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD=${BUILD:-build}
+EXPORTER=$BUILD/netstack_exporter
+TMP=$(mktemp -d /tmp/netstack-test.XXXXXX)
+FAILED=0
+CLEANUPS=()
+
+cleanup() {
+	local i
+	for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do
+		eval "${CLEANUPS[i]}" >/dev/null 2>&1
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+on_exit() { CLEANUPS+=("$*"); }
+
+ok() { echo "ok - $1"; }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	[ $# -gt 0 ] && echo "  $*"
+	FAILED=1
+}
+# check NAME COMMAND...: ok when the command succeeds
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name" "command failed: $*"; fi
+}
+# check_eq NAME EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1 ($3)"; else not_ok "$1" "expected '$2', got '$3'"; fi
+}
+finish() { exit "$FAILED"; }
+
+skip_all() {
+	echo "!!!!! SKIPPED: $* !!!!!" >&2
+	exit 77
+}
+require_root_bpf() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+	[ -r /sys/kernel/btf/vmlinux ] || skip_all "needs kernel BTF (/sys/kernel/btf/vmlinux)"
+	[ -x "$EXPORTER" ] || skip_all "$EXPORTER not built"
+}
+
+# A free TCP port on loopback.
+free_port() {
+	local p
+	for p in $(shuf -i 20000-60000 -n 50); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	return 1
+}
+
+# start_exporter [ARGS...]: run the exporter on a free loopback port, wait for /healthz.
+# Sets EXPORTER_PID, EXPORTER_URL, EXPORTER_LOG.
+start_exporter() {
+	local port i
+	port=$(free_port)
+	EXPORTER_URL=http://127.0.0.1:$port
+	EXPORTER_LOG=$TMP/exporter.$port.log
+	"$EXPORTER" --web.listen-address "127.0.0.1:$port" "$@" >"$EXPORTER_LOG" 2>&1 &
+	EXPORTER_PID=$!
+	on_exit "kill $EXPORTER_PID; wait $EXPORTER_PID"
+	for i in $(seq 100); do
+		curl -sf "$EXPORTER_URL/healthz" >/dev/null 2>&1 && return 0
+		kill -0 "$EXPORTER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "exporter did not start:" >&2
+	cat "$EXPORTER_LOG" >&2
+	return 1
+}
+
+# scrape_sum REGEX: sum of the values of samples whose "name{labels}" part matches REGEX.
+scrape_sum() {
+	curl -sf "$EXPORTER_URL/metrics" | awk -v re="$1" '
+		/^#/ { next }
+		{ v = $NF; $NF = ""; sub(/ +$/, ""); if ($0 ~ re) s += v }
+		END { printf "%d\n", s }'
+}
+
+# netns_add NAME: a fresh network namespace removed at exit.
+netns_add() {
+	ip netns add "$1" && on_exit "ip netns del $1"
+	ip -n "$1" link set lo up
+}
+netns_inode() { ip netns exec "$1" stat -L -c %i /proc/self/ns/net; }
+
+# veth_pair NS_A NS_B: A=10.99.0.1/fd99::1, B=10.99.0.2/fd99::2 on a veth pair.
+veth_pair() {
+	ip link add "va$$" netns "$1" type veth peer name "vb$$" netns "$2" || return 1
+	ip -n "$1" addr add 10.99.0.1/24 dev "va$$"
+	ip -n "$2" addr add 10.99.0.2/24 dev "vb$$"
+	ip -n "$1" addr add fd99::1/64 dev "va$$" nodad
+	ip -n "$2" addr add fd99::2/64 dev "vb$$" nodad
+	ip -n "$1" link set "va$$" up
+	ip -n "$2" link set "vb$$" up
+}

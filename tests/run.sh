@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Run every unit test binary and integration script; each prints TAP-style "ok - name" /
+# "not ok - name" lines. Ends with "N passed, N failed, N skipped". Under CI=true a skipped
+# integration script counts as failed: CI must run everything.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export BUILD
+pass=0 fail=0 skip=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+tally() { # name, command...: run it, count its ok/not ok lines
+	local name=$1 rc
+	shift
+	echo "== $name"
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	local p f
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	if [ "$rc" -eq 77 ]; then
+		if [ "${CI:-}" = true ]; then
+			echo "not ok - $name: SKIPPED under CI=true counts as a failure"
+			fail=$((fail + 1))
+		else
+			echo "!!!!! SKIPPED: $name (needs root and BPF) !!!!!"
+			skip=$((skip + 1))
+		fi
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name exited $rc"
+		f=1
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] && tally "unit: $(basename "$t")" "$t"
+done
+for t in tests/integration/*.sh; do
+	[ -f "$t" ] && tally "integration: $(basename "$t" .sh)" bash "$t"
+done
+echo
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
