@@ -124,14 +124,15 @@ int BPF_PROG(count_drop, struct sk_buff *skb, void *location, enum skb_drop_reas
 
 	struct drop_key key = { .reason = reason, .family = family, .proto = proto };
 	struct net_device *dev = skb->dev;
+	struct sock *sk;
 
 	if (label_mask & DROP_LABEL_FUNCTION)
 		key.location = (__u64)location;
 	if (label_mask & DROP_LABEL_NETNS) {
 		if (dev)
 			key.netns = dev->nd_net.net->ns.inum;
-		else if (skb->sk)
-			key.netns = skb->sk->__sk_common.skc_net.net->ns.inum;
+		else if ((sk = skb->sk)) /* read once: each read may be NULL to the verifier */
+			key.netns = sk->__sk_common.skc_net.net->ns.inum;
 	}
 	if ((label_mask & DROP_LABEL_INTERFACE) && dev)
 		bpf_probe_read_kernel(key.ifname, sizeof(key.ifname), dev->name);
