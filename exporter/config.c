@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *e
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max) {
-		snprintf(err, errlen, "expected a whole number from %u to %u, got '%s'", min, max, s);
+		snprintf(err, errlen, "expected a whole number from %u to %u, got '%s'", min, max,
+			 s);
 		return -1;
 	}
 	*out = (unsigned)v;
@@ -101,24 +103,45 @@ static bool known_section(const char *s)
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
 }
 
-static void fail(struct parse_state *st, const char *fmt, const char *a)
+static void __attribute__((format(printf, 2, 3))) fail(struct parse_state *st, const char *fmt, ...)
 {
+	va_list ap;
+
 	if (st->err_line)
 		return;
 	st->err_line = st->line;
-	snprintf(st->err, sizeof(st->err), fmt, a);
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof(st->err), fmt, ap);
+	va_end(ap);
 }
 
 static char *reader(char *str, int num, void *stream)
 {
 	struct parse_state *st = stream;
+	const char *p = str;
 	char name[128];
+	size_t len;
+	int end = 0, c;
 
 	if (!fgets(str, num, st->f))
 		return NULL;
 	st->line++;
+	len = strlen(str);
+	if (len && str[len - 1] != '\n' && !feof(st->f)) {
+		/* inih would see the rest as a line of its own: refuse it here, once. */
+		while ((c = fgetc(st->f)) != EOF && c != '\n')
+			;
+		/* A long comment is harmless; a long value would be cut. */
+		p += strspn(p, " \t");
+		if (*p != ';' && *p != '#')
+			fail(st, "line longer than %d characters", num - 2);
+		str[0] = 0;
+		return str;
+	}
+	if (st->line == 1 && !strncmp(p, "\xEF\xBB\xBF", 3))
+		p += 3;
 	/* Check sections as they appear: inih calls the handler only for keys. */
-	if (sscanf(str, " [%127[^]]]", name) == 1 && !known_section(name))
+	if (sscanf(p, " [%127[^]\n]]%n", name, &end) == 1 && end && !known_section(name))
 		fail(st, "unknown section [%s]", name);
 	return str;
 }
@@ -144,7 +167,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 		struct collector *col = collector_find(section + strlen(COLLECTOR_PREFIX));
 
 		if (!col)
-			return 0; /* already reported by the reader */
+			return 1; /* already reported by the reader */
 		if (!strcmp(key, "enabled"))
 			ret = parse_bool(val, &col->enabled, msg, sizeof(msg));
 		else if (col->set)
@@ -154,7 +177,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 	} else if (!section[0]) {
 		snprintf(msg, sizeof(msg), "key '%s' outside any section", key);
 	} else {
-		return 0; /* unknown section, already reported by the reader */
+		return 1; /* unknown section, already reported by the reader */
 	}
 	if (ret) {
 		/* Name the key; values like "expected ..." make sense only next to it. */
@@ -168,7 +191,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 
 int config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-	struct parse_state st = { .cfg = c };
+	struct parse_state st = {.cfg = c};
 	int ret;
 
 	st.f = fopen(path, "r");

@@ -82,7 +82,8 @@ static int scan_btf(struct reason_table *t, const struct btf *btf, bool vmlinux)
 			if (vmlinux && !strcmp(tname, "skb_drop_reason"))
 				err = add_core(t, v, name);
 			else if (vmlinux && !strcmp(tname, "skb_drop_reason_subsys") &&
-				 !strncmp(name, SUBSYS_PREFIX, strlen(SUBSYS_PREFIX)) && v < 256)
+				 !strncmp(name, SUBSYS_PREFIX, strlen(SUBSYS_PREFIX)) && v < 256 &&
+				 strcmp(name, SUBSYS_PREFIX "NUM"))
 				t->subsys[v] = strdup(name + strlen(SUBSYS_PREFIX));
 			/* Subsystem enums (mac80211, openvswitch, ...) carry their id in high bits. */
 			else if (tl > 11 && !strcmp(tname + tl - 11, "drop_reason") &&
@@ -151,10 +152,15 @@ int reasons_from_tracefs(struct reason_table *t, const char *format_path)
 		err = 0;
 		while (!err && (p = strchr(p, '{')) &&
 		       sscanf(p, "{ %u , \"%127[^\"]\" }%n", &v, name, &used) == 2) {
+			p += used;
+			/* The list ends with MAX, a bound rather than a reason. */
+			if (!strcmp(name, "MAX")) {
+				t->max = v;
+				continue;
+			}
 			err = reason_add(t, v, name);
 			if (!strcmp(name, "CONSUMED"))
 				t->consumed = v;
-			p += used;
 		}
 		break;
 	}
@@ -165,8 +171,9 @@ int reasons_from_tracefs(struct reason_table *t, const char *format_path)
 	if (err)
 		return err;
 	qsort(t->e, t->n, sizeof(*t->e), cmp_reason);
-	/* The format lists no MAX: the array covers what it lists. */
-	t->max = t->e[t->n - 1].value + 1;
+	/* Without MAX the array covers what the format lists. */
+	if (!t->max || t->max > 1u << REASON_SUBSYS_SHIFT)
+		t->max = t->e[t->n - 1].value + 1;
 	if (t->max > 1u << REASON_SUBSYS_SHIFT)
 		t->max = 1u << REASON_SUBSYS_SHIFT;
 	return 0;
@@ -244,8 +251,8 @@ int ksyms_load(struct ksyms *k, const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
 			continue;
-		/* Text symbols only: a drop location is a return address inside a function. */
-		if (type != 't' && type != 'T')
+		/* Functions only (weak ones too): a drop location is an address inside one. */
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		if (k->n == cap) {
 			size_t ncap = cap ? cap * 2 : 65536;
