@@ -17,7 +17,7 @@
 #define AF_INET6 10
 
 /* Set by user space before load. */
-const volatile __u32 nr_reasons;	/* the array covers reasons [0, nr_reasons] */
+const volatile __u32 nr_reasons;	  /* the array covers reasons [0, nr_reasons] */
 const volatile __u32 reason_consumed = 1; /* SKB_CONSUMED in the running kernel */
 const volatile __u32 label_mask;
 

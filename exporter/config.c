@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <ini.h>
+#include <netdb.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "collector.h"
 #include "config.h"
@@ -57,6 +59,33 @@ int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *e
 	return 0;
 }
 
+int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any)
+{
+	char host[128];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	size_t hl;
+	char *end;
+
+	if (!colon || !colon[1] || strtoul(colon + 1, &end, 10) > 65535 || *end)
+		return -1;
+	hl = colon - addr;
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host))
+		return -1;
+	memcpy(host, addr, hl);
+	host[hl] = 0;
+	*any = !hl;
+	if (getaddrinfo(hl ? host : "::", colon + 1, &hints, &res))
+		return -1;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
 static int set_string(char *dst, size_t size, const char *s, char *err, size_t errlen)
 {
 	if (strlen(s) >= size) {
@@ -69,8 +98,16 @@ static int set_string(char *dst, size_t size, const char *s, char *err, size_t e
 
 static int set_web(struct config *c, const char *key, const char *val, char *err, size_t errlen)
 {
-	if (!strcmp(key, "listen_address"))
+	if (!strcmp(key, "listen_address")) {
+		struct sockaddr_storage ss;
+		bool any;
+
+		if (parse_listen_address(val, &ss, &any)) {
+			snprintf(err, errlen, LISTEN_ADDRESS_FORM ", got '%s'", val);
+			return -1;
+		}
 		return set_string(c->listen_address, sizeof(c->listen_address), val, err, errlen);
+	}
 	if (!strcmp(key, "metrics_path")) {
 		if (val[0] != '/') {
 			snprintf(err, errlen, "metrics_path must start with '/', got '%s'", val);
@@ -191,7 +228,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 
 int config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-	struct parse_state st = {.cfg = c};
+	struct parse_state st = { .cfg = c };
+	struct stat sb;
 	int ret;
 
 	st.f = fopen(path, "r");
@@ -199,7 +237,17 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
+	if (fstat(fileno(st.f), &sb) || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		fclose(st.f);
+		return -1;
+	}
 	ret = ini_parse_stream(reader, &st, handler, &st);
+	if (ferror(st.f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		fclose(st.f);
+		return -1;
+	}
 	fclose(st.f);
 	if (ret > 0 && (!st.err_line || ret < st.err_line)) {
 		snprintf(err, errlen, "%s:%d: syntax error: expected '[section]' or 'key = value'",

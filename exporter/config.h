@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "log.h"
 
@@ -20,9 +21,13 @@ void config_defaults(struct config *c);
 /* Parse an INI file over the current values. 0, or -1 with "file:line: message" in err. */
 int config_load(struct config *c, const char *path, char *err, size_t errlen);
 
+#define LISTEN_ADDRESS_FORM "expected host:port, [ipv6]:port or :port"
+
+/* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4); 0 or -1. */
+int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any);
+
 /* Shared value parsers; 0 or -1 with a message naming the expected form in err. */
 int parse_bool(const char *s, bool *out, char *err, size_t errlen);
-int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err,
-	       size_t errlen);
+int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen);
 
 #endif

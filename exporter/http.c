@@ -5,7 +5,6 @@
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,8 @@ static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (gzipped)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	if (status == MHD_HTTP_OK)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, status, r);
@@ -86,19 +87,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **req)
 {
-	static int first_call;
+	static int announced, has_body;
 
 	(void)cls;
 	(void)version;
 	(void)upload_data;
-	/* The first call only announces the request; answer on the second. */
+	/* The first call announces the request: refuse other methods before reading a body. */
 	if (!*req) {
-		*req = &first_call;
+		*req = &announced;
+		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+			return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 		return MHD_YES;
 	}
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-	if (*upload_data_size)
+	/* A response may only be queued once the body is consumed: discard it, answer last. */
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		*req = &has_body;
+		return MHD_YES;
+	}
+	if (*req == &has_body)
 		return send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
 	if (!strcmp(url, config->metrics_path))
 		return serve_metrics(conn);
@@ -119,34 +126,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("http: %s", msg);
 }
 
-/* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4). */
-static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
-{
-	char host[128];
-	const char *colon = strrchr(addr, ':');
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	size_t hl;
-	char *end;
-
-	if (!colon || !colon[1] || strtoul(colon + 1, &end, 10) > 65535 || *end)
-		return -1;
-	hl = colon - addr;
-	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
-		addr++;
-		hl -= 2;
-	}
-	if (hl >= sizeof(host))
-		return -1;
-	memcpy(host, addr, hl);
-	host[hl] = 0;
-	*any = !hl;
-	if (getaddrinfo(hl ? host : "::", colon + 1, &hints, &res))
-		return -1;
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	return 0;
-}
-
 int http_start(const struct config *cfg)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
@@ -154,9 +133,8 @@ int http_start(const struct config *cfg)
 	bool any;
 
 	config = cfg;
-	if (resolve(cfg->listen_address, &ss, &any)) {
-		log_error("bad listen address '%s': expected host:port, [ipv6]:port or :port",
-			  cfg->listen_address);
+	if (parse_listen_address(cfg->listen_address, &ss, &any)) {
+		log_error("bad listen address '%s': " LISTEN_ADDRESS_FORM, cfg->listen_address);
 		return -1;
 	}
 	if (ss.ss_family == AF_INET6)

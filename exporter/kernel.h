@@ -16,10 +16,10 @@ struct reason_entry {
 struct reason_table {
 	struct reason_entry *e; /* sorted by value */
 	unsigned n;
-	char *subsys[256];	/* subsystem names by id (value >> 16), may be NULL */
-	uint32_t max;		/* SKB_DROP_REASON_MAX: core reasons are below it */
-	uint32_t consumed;	/* SKB_CONSUMED, or UINT32_MAX if unknown */
-	const char *source;	/* "btf" or "tracefs" */
+	char *subsys[256];  /* subsystem names by id (value >> 16), may be NULL */
+	uint32_t max;	    /* SKB_DROP_REASON_MAX: core reasons are below it */
+	uint32_t consumed;  /* SKB_CONSUMED, or UINT32_MAX if unknown */
+	const char *source; /* "btf" or "tracefs" */
 };
 
 #define REASON_SUBSYS_SHIFT 16

@@ -18,12 +18,12 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
 /* Log only the first time *flag is seen false: for conditions that repeat every scrape. */
-#define log_once(flag, level, ...)                   \
-	do {                                         \
-		if (!(flag)) {                       \
-			(flag) = true;               \
-			log_msg(level, __VA_ARGS__); \
-		}                                    \
+#define log_once(flag, level, ...)                                                                 \
+	do {                                                                                       \
+		if (!(flag)) {                                                                     \
+			(flag) = true;                                                             \
+			log_msg(level, __VA_ARGS__);                                               \
+		}                                                                                  \
 	} while (0)
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* netstack_exporter: flags, configuration, collector lifecycle and signals. */
+#define _GNU_SOURCE /* vasprintf */
 #include <bpf/libbpf.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -41,14 +42,14 @@ static const struct option options[] = {
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char *msg, *line, *save;
 
-	/* libbpf explains load failures at length; our own error line says what failed. */
-	if (log_threshold < LOG_DEBUG || level == LIBBPF_DEBUG)
+	/* libbpf explains load failures at length (the verifier log): debug level only. */
+	if (log_threshold < LOG_DEBUG || level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
 		return 0;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	msg[strcspn(msg, "\n")] = 0;
-	log_debug("libbpf: %s", msg);
+	for (line = strtok_r(msg, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_debug("%s%s", strncmp(line, "libbpf: ", 8) ? "libbpf: " : "", line);
+	free(msg);
 	return 0;
 }
 
@@ -110,8 +111,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (listen) {
-		if (strlen(listen) >= sizeof(cfg.listen_address))
-			return flag_error("flag --web.listen-address: value too long%s", "");
+		struct sockaddr_storage ss;
+		bool any;
+
+		if (strlen(listen) >= sizeof(cfg.listen_address) ||
+		    parse_listen_address(listen, &ss, &any))
+			return flag_error("flag --web.listen-address: " LISTEN_ADDRESS_FORM
+					  ", got '%s'",
+					  listen);
 		strcpy(cfg.listen_address, listen);
 	}
 	if (level && log_level_parse(level, &cfg.log_level))

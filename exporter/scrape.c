@@ -51,8 +51,8 @@ static void render_collector(struct collector *c, struct expo *e)
 	c->last_duration = now_seconds() - start;
 }
 
-static void per_collector(struct expo *e, const char *name, const char *help,
-			  enum metric_type type, int which)
+static void per_collector(struct expo *e, const char *name, const char *help, enum metric_type type,
+			  int which)
 {
 	expo_family(e, name, type, help);
 	for (struct collector *const *p = collectors; *p; p++) {
@@ -101,8 +101,7 @@ static void render_bpf_stats(struct expo *e)
 
 		if (!obj)
 			continue;
-		bpf_object__for_each_program(prog, obj)
-		{
+		bpf_object__for_each_program(prog, obj) {
 			__u32 len = sizeof(progs[n].info);
 
 			if (n == 32 || bpf_program__fd(prog) < 0)
@@ -181,8 +180,7 @@ static void render_process(struct expo *e)
 	expo_double(e, NULL, btime + (double)starttime / ticks);
 	expo_family(e, "process_open_fds", METRIC_GAUGE, "Number of open file descriptors.");
 	expo_u64(e, NULL, fds);
-	expo_family(e, "process_max_fds", METRIC_GAUGE,
-		    "Maximum number of open file descriptors.");
+	expo_family(e, "process_max_fds", METRIC_GAUGE, "Maximum number of open file descriptors.");
 	expo_u64(e, NULL, rl.rlim_cur);
 }
 
@@ -206,8 +204,8 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 	labels_add(&l, "commit", NETSTACK_COMMIT);
 	labels_add(&l, "kernel", uts.release);
 	expo_u64(&e, &l, 1);
-	per_collector(&e, "netstack_collector_up", "Whether the collector's BPF programs are attached.",
-		      METRIC_GAUGE, 0);
+	per_collector(&e, "netstack_collector_up",
+		      "Whether the collector's BPF programs are attached.", METRIC_GAUGE, 0);
 	per_collector(&e, "netstack_scrape_collector_success",
 		      "Whether the collector succeeded in this scrape.", METRIC_GAUGE, 1);
 	per_collector(&e, "netstack_scrape_collector_duration_seconds",

@@ -25,7 +25,7 @@ void mbuf_puts(struct mbuf *b, const char *s);
 void mbuf_printf(struct mbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 enum metric_format {
-	FORMAT_PROMETHEUS, /* text/plain; version=0.0.4 */
+	FORMAT_PROMETHEUS,  /* text/plain; version=0.0.4 */
 	FORMAT_OPENMETRICS, /* application/openmetrics-text; version=1.0.0 */
 };
 

@@ -47,7 +47,7 @@ static bool logged_overflow, logged_unknown;
 struct row {
 	uint32_t reason; /* UINT32_MAX: the overflow slot */
 	uint8_t family, proto;
-	bool overflow; /* optional labels unknown: the hash was full */
+	bool overflow;	      /* optional labels unknown: the hash was full */
 	const char *function; /* NULL: not in kallsyms, rendered as the address */
 	uint64_t location;
 	uint32_t netns;
@@ -262,7 +262,9 @@ static void render_row(struct expo *e, const struct row *r)
 	if (cfg.label_mask & DROP_LABEL_FUNCTION) {
 		snprintf(addr_buf, sizeof(addr_buf), "0x%llx", (unsigned long long)r->location);
 		labels_add(&l, "function",
-			   r->overflow ? OVERFLOW_LABEL : r->function ? r->function : addr_buf);
+			   r->overflow	 ? OVERFLOW_LABEL
+			   : r->function ? r->function
+					 : addr_buf);
 	}
 	if (cfg.label_mask & DROP_LABEL_NETNS) {
 		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
@@ -282,7 +284,9 @@ static int drops_collect(struct expo *e)
 	nk = percpu_reader_read(&by_key);
 	no = percpu_reader_read(&overflow);
 	if (na < 0 || nk < 0 || no < 0) {
-		log_warn("drops: cannot read maps: %s", strerror(-(na < 0 ? na : nk < 0 ? nk : no)));
+		log_warn("drops: cannot read maps: %s", strerror(-(na < 0   ? na
+								   : nk < 0 ? nk
+									    : no)));
 		return -1;
 	}
 	if ((size_t)(na + nk) > rows_cap) {

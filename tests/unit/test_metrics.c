@@ -10,7 +10,7 @@
 /* Render through fn in the given format; the caller frees the returned buffer. */
 static struct mbuf render(void (*fn)(struct expo *), enum metric_format f)
 {
-	struct mbuf b = {0};
+	struct mbuf b = { 0 };
 	struct expo e;
 
 	expo_init(&e, &b, f);
@@ -37,7 +37,7 @@ static void check_render(void (*fn)(struct expo *), const char *prom, const char
 
 static void check_label_escape(const char *in, const char *want)
 {
-	struct mbuf b = {0};
+	struct mbuf b = { 0 };
 
 	escape_label_value(&b, in);
 	CHECK(b.len == strlen(want));
@@ -47,7 +47,7 @@ static void check_label_escape(const char *in, const char *want)
 
 static void check_help_escape(const char *in, const char *want)
 {
-	struct mbuf b = {0};
+	struct mbuf b = { 0 };
 
 	escape_help(&b, in);
 	CHECK(b.len == strlen(want));
@@ -80,7 +80,7 @@ static void test_escape_help(void)
 
 static void fam_counter(struct expo *e)
 {
-	struct labels l = {0};
+	struct labels l = { 0 };
 
 	expo_family(e, "netstack_rx_bytes_total", METRIC_COUNTER, "Bytes received.\nPer device.");
 	labels_add(&l, "dev", "eth0");
@@ -127,7 +127,7 @@ static void test_counter_without_total_suffix(void)
 
 static void fam_gauge(struct expo *e)
 {
-	struct labels l = {0};
+	struct labels l = { 0 };
 
 	expo_family(e, "netstack_tcp_srtt_seconds", METRIC_GAUGE, "Smoothed RTT with \"quotes\".");
 	expo_double(e, NULL, 0.25);
@@ -174,12 +174,12 @@ static void test_no_labels_no_help(void)
 		     "# EOF\n");
 }
 
-static const double hist_bounds[] = {0.001, 0.01, 0.1, 1, 10};
-static const uint64_t hist_counts[] = {1, 2, 0, 4, 0, 3};
+static const double hist_bounds[] = { 0.001, 0.01, 0.1, 1, 10 };
+static const uint64_t hist_counts[] = { 1, 2, 0, 4, 0, 3 };
 
 static void fam_histogram(struct expo *e)
 {
-	struct labels l = {0};
+	struct labels l = { 0 };
 
 	expo_family(e, "netstack_rtt_seconds", METRIC_HISTOGRAM, "RTT.");
 	labels_add(&l, "dev", "eth0");
@@ -233,7 +233,7 @@ static void test_histogram(void)
 static void check_double(double v, const char *prom, const char *om)
 {
 	char want[128];
-	struct mbuf b = {0};
+	struct mbuf b = { 0 };
 	struct expo e;
 
 	expo_init(&e, &b, FORMAT_PROMETHEUS);
@@ -287,7 +287,7 @@ static void test_double_round_trip(void)
 	srand(1);
 	for (i = 0; i < 20000; i++) {
 		char buf[128], *end, *sp;
-		struct mbuf b = {0};
+		struct mbuf b = { 0 };
 		struct expo e;
 		double got, v;
 
@@ -309,7 +309,7 @@ static void test_double_round_trip(void)
 
 static void test_openmetrics_eof(void)
 {
-	struct mbuf b = {0};
+	struct mbuf b = { 0 };
 	struct expo e;
 
 	expo_init(&e, &b, FORMAT_OPENMETRICS);
@@ -325,7 +325,7 @@ static void test_openmetrics_eof(void)
 
 static void test_labels_add_limit(void)
 {
-	struct labels l = {0};
+	struct labels l = { 0 };
 	int i;
 
 	for (i = 0; i < LABELS_MAX + 3; i++)
@@ -418,7 +418,7 @@ static void test_accepts_gzip(void)
 /* Inflate a gzip stream with zlib and compare with the original. */
 static void check_gzip_round_trip(const void *in, size_t n)
 {
-	struct mbuf z = {0};
+	struct mbuf z = { 0 };
 	unsigned char *back;
 	z_stream zs;
 	int rc;
@@ -454,7 +454,7 @@ static void test_gzip_round_trip(void)
 	size_t big = 1 << 20, i;
 	unsigned char *buf;
 	unsigned int seed = 12345;
-	struct mbuf out = {0};
+	struct mbuf out = { 0 };
 
 	check_gzip_round_trip("", 0);
 	check_gzip_round_trip(text, sizeof(text) - 1);
@@ -484,7 +484,7 @@ static void test_gzip_round_trip(void)
 
 static void test_mbuf_growth(void)
 {
-	struct mbuf b = {0};
+	struct mbuf b = { 0 };
 	size_t want = 0;
 	int i;
 
@@ -512,7 +512,7 @@ static void test_mbuf_growth(void)
 
 static void test_mbuf_oom(void)
 {
-	struct mbuf b = {0};
+	struct mbuf b = { 0 };
 
 	mbuf_puts(&b, "keep");
 	/* A size that cannot be represented sets oom; later writes are ignored. */

@@ -191,7 +191,7 @@ static void check_name(const struct reason_table *t, uint32_t value, const char 
 
 static void test_btf_names_match_tracefs(void)
 {
-	static const char *const names[] = {"NO_SOCKET", "NETFILTER_DROP", "TCP_CSUM"};
+	static const char *const names[] = { "NO_SOCKET", "NETFILTER_DROP", "TCP_CSUM" };
 	struct reason_table t;
 	bool live;
 
@@ -456,9 +456,9 @@ static void test_tracefs_61_fixture_numbers(void)
 		const char *name;
 		uint32_t value; /* from 6.1's include/net/dropreason.h */
 	} pinned[] = {
-		{"NOT_SPECIFIED", 1},	   {"NO_SOCKET", 2},	{"TCP_CSUM", 4},
-		{"NETFILTER_DROP", 7},	   {"IP_RPFILTER", 11}, {"PKT_TOO_BIG", 64},
-		{"TC_CHAIN_NOTFOUND", 65},
+		{ "NOT_SPECIFIED", 1 },	     { "NO_SOCKET", 2 },    { "TCP_CSUM", 4 },
+		{ "NETFILTER_DROP", 7 },     { "IP_RPFILTER", 11 }, { "PKT_TOO_BIG", 64 },
+		{ "TC_CHAIN_NOTFOUND", 65 },
 	};
 	struct reason_table t;
 	uint32_t v;
@@ -496,7 +496,7 @@ static void test_tracefs_max_is_not_a_reason(void)
 	static const struct {
 		const char *file;
 		uint32_t max; /* SKB_DROP_REASON_MAX of that kernel */
-	} formats[] = {{FORMAT_61, 66}, {FORMAT_618, 128}};
+	} formats[] = { { FORMAT_61, 66 }, { FORMAT_618, 128 } };
 	struct reason_table t;
 	uint32_t v;
 
@@ -577,8 +577,8 @@ static void test_tracefs_rejects_bad_files(void)
 
 static void test_ksyms_sample(void)
 {
-	static const char *const text[] = {"_stext",	       "first_func",  "static_helper",
-					   "kfree_skb_reason", "ip_rcv_core", "nft_do_chain"};
+	static const char *const text[] = { "_stext",		"first_func",  "static_helper",
+					    "kfree_skb_reason", "ip_rcv_core", "nft_do_chain" };
 	struct ksyms k;
 
 	CHECK(ksyms_load(&k, fixture("kallsyms.sample")) == 0);
@@ -734,8 +734,8 @@ int main(void)
 	RUN_CASE(test_ksyms_weak_functions);
 
 	btf__free(vmlinux);
-	static const char *const made[] = {"bad_format", "kallsyms.restricted", "kallsyms.data",
-					   "kallsyms.weak", "unsorted_format"};
+	static const char *const made[] = { "bad_format", "kallsyms.restricted", "kallsyms.data",
+					    "kallsyms.weak", "unsorted_format" };
 	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++)
 		unlink(tmp_path(made[i]).s);
 	if (rmdir(tmpdir))

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A real Prometheus (Debian's 2.42) scrapes the exporter every second; a UDP flood to a closed
+# port must show up as a NO_SOCKET rate in PromQL, with OpenMetrics scrapes and no errors.
+#
+# Other processes on this host drop packets on loopback too, so the flood runs between two
+# network namespaces of our own over a veth pair, and the exporter adds the `interface` label:
+# the series on our veth's receiving end can only come from our flood.
+source "$(dirname "$0")/../lib.sh"
+require_root_bpf
+command -v prometheus >/dev/null || skip_all "needs prometheus (Debian package prometheus)"
+UDPFLOOD=$BUILD/tests/udpflood
+[ -x "$UDPFLOOD" ] || skip_all "$UDPFLOOD not built (make $UDPFLOOD)"
+
+# prom_get PATH [CURL ARGS...]: GET from the Prometheus HTTP API.
+prom_get() {
+	local path=$1
+	shift
+	curl -s -m 5 -G "$PROM_URL$path" "$@"
+}
+# prom_query PROMQL: the JSON answer of an instant query.
+prom_query() { prom_get /api/v1/query --data-urlencode "query=$1"; }
+# first_value JSON: the value of the first sample of a vector answer ("" when empty).
+first_value() { grep -o '"value":\[[^]]*\]' <<<"$1" | head -n 1 | sed 's/.*,"\(.*\)"\]/\1/'; }
+# reason_value JSON REASON: the value of the sample whose only label is reason=REASON.
+reason_value() {
+	grep -o "\"metric\":{\"reason\":\"$2\"},\"value\":\\[[^]]*\\]" <<<"$1" | head -n 1 |
+		sed 's/.*,"\(.*\)"\]/\1/'
+}
+gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 > b + 0) }'; }
+
+# ---- two namespaces, a veth between them ----
+NS_A=nsprom-a$$
+NS_B=nsprom-b$$
+IF_B=vb$$
+netns_add "$NS_A" && netns_add "$NS_B" && veth_pair "$NS_A" "$NS_B" || {
+	not_ok "network namespaces and veth set up"
+	finish
+}
+
+# ---- exporter and Prometheus ----
+printf '[collector.drops]\nlabels = reason,family,protocol,interface\n' >"$TMP/exporter.ini"
+start_exporter --config "$TMP/exporter.ini" || {
+	not_ok "exporter starts"
+	finish
+}
+check_eq "drops collector up" 1 "$(scrape_sum '^netstack_collector_up\{collector="drops"\}$')"
+TARGET=${EXPORTER_URL#http://}
+PROM_PORT=$(free_port)
+PROM_URL=http://127.0.0.1:$PROM_PORT
+cat >"$TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: netstack
+    static_configs:
+      - targets: ['$TARGET']
+EOF
+PROM_LOG=$TMP/prometheus.log
+prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom-data" \
+	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=info >"$PROM_LOG" 2>&1 &
+PROM_PID=$!
+on_exit "kill $PROM_PID; wait $PROM_PID"
+
+# ---- the target comes up (bounded: 20 s) ----
+targets=
+for _ in $(seq 100); do
+	targets=$(prom_get /api/v1/targets --data-urlencode state=active)
+	grep -q '"health":"up"' <<<"$targets" && break
+	kill -0 "$PROM_PID" 2>/dev/null || break
+	sleep 0.2
+done
+if grep -q '"health":"up"' <<<"$targets"; then
+	ok "Prometheus target is up"
+else
+	not_ok "Prometheus target is up" "targets: $targets" "$(tail -n 20 "$PROM_LOG")"
+	finish
+fi
+check "target is our exporter" grep -q "\"scrapeUrl\":\"$EXPORTER_URL/metrics\"" <<<"$targets"
+
+# Nothing has been dropped on our veth yet: the scoped query must start empty, so that a
+# positive answer later can only come from the flood.
+SCOPED="sum by (reason) (rate(netstack_skb_drops_total{interface=\"$IF_B\"}[5s]))"
+check_eq "no drops on $IF_B before the flood" "" "$(reason_value "$(prom_query "$SCOPED")" NO_SOCKET)"
+
+# ---- flood a closed UDP port for 6 s ----
+ip netns exec "$NS_A" "$UDPFLOOD" 10.99.0.2 9 0 6 >"$TMP/udpflood.out" 2>&1 &
+FLOOD_PID=$!
+on_exit "kill $FLOOD_PID"
+QUERY='sum by (reason) (rate(netstack_skb_drops_total[5s]))'
+rate_all='' rate_ours=''
+for _ in $(seq 40); do # bounded: about 20 s
+	gt "$rate_all" 0 || rate_all=$(reason_value "$(prom_query "$QUERY")" NO_SOCKET)
+	gt "$rate_ours" 0 || rate_ours=$(reason_value "$(prom_query "$SCOPED")" NO_SOCKET)
+	gt "$rate_ours" 0 && gt "$rate_all" 0 && break
+	sleep 0.5
+done
+check "PromQL $QUERY: NO_SOCKET > 0 ($rate_all/s)" gt "$rate_all" 0
+check "NO_SOCKET rate on $IF_B > 0 ($rate_ours/s)" gt "$rate_ours" 0
+# Our flood alone sends far more than a handful of datagrams a second.
+check "NO_SOCKET rate on $IF_B > 100/s" gt "$rate_ours" 100
+
+wait "$FLOOD_PID"
+check_eq "udpflood exit status" 0 "$?"
+sent=$(tail -n 1 "$TMP/udpflood.out")
+check "udpflood sent datagrams ($sent)" gt "$sent" 0
+
+# After the flood the counter stops moving: Prometheus must end up with exactly what the
+# exporter reports, and never with more than was sent.
+SERIES="netstack_skb_drops_total{reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",interface=\"$IF_B\"}"
+prom_total='' exp_total=''
+for _ in $(seq 20); do
+	exp_total=$(scrape_sum "^netstack_skb_drops_total\\{reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",interface=\"$IF_B\"\\}$")
+	prom_total=$(first_value "$(prom_query "$SERIES")")
+	[ -n "$prom_total" ] && [ "$prom_total" = "$exp_total" ] && break
+	sleep 0.5
+done
+check_eq "Prometheus has the exporter's final NO_SOCKET count" "$exp_total" "$prom_total"
+check "NO_SOCKET count > 0 and <= datagrams sent ($exp_total <= $sent)" \
+	awk -v n="$exp_total" -v s="$sent" 'BEGIN { exit !(n > 0 && n <= s) }'
+
+# ---- scrape health ----
+check_eq "PromQL up{job=\"netstack\"}" 1 "$(first_value "$(prom_query 'up{job="netstack"}')")"
+samples=$(first_value "$(prom_query 'scrape_samples_scraped{job="netstack"}')")
+check "scrape_samples_scraped > 0 ($samples)" gt "$samples" 0
+# Against the exposition: drop series only ever appear (counters stay in the maps), so a
+# later scrape has at least as many samples, and every other sample was already there.
+curl -sf "$EXPORTER_URL/metrics" >"$TMP/now.prom"
+exp_samples=$(grep -cv '^#\|^$' "$TMP/now.prom")
+exp_fixed=$(grep -v '^#\|^$' "$TMP/now.prom" | grep -cv '^netstack_skb_drops_total{')
+check "scrape_samples_scraped fits the exposition ($exp_fixed <= $samples <= $exp_samples)" \
+	awk -v s="$samples" -v lo="$exp_fixed" -v hi="$exp_samples" 'BEGIN { exit !(s >= lo && s <= hi) }'
+targets=$(prom_get /api/v1/targets --data-urlencode state=active)
+check_eq "target lastError is empty" "" \
+	"$(sed -n 's/.*"lastError":"\([^"]*\)".*/\1/p' <<<"$targets")"
+check "target still up" grep -q '"health":"up"' <<<"$targets"
+warn=$(grep 'scrape_pool=netstack' "$PROM_LOG" | grep 'level=\(warn\|error\)')
+check_eq "no scrape warnings in Prometheus' log" "" "$warn"
+
+# ---- OpenMetrics was used ----
+# Prometheus asks for OpenMetrics first. Its OpenMetrics parser names counter families
+# without _total (the text parser keeps the name of the TYPE line), and the metadata API
+# shows the name the parser saw.
+meta=$(prom_get /api/v1/metadata --data-urlencode metric=netstack_skb_drops)
+check "metadata knows family netstack_skb_drops (OpenMetrics name)" \
+	grep -q '"netstack_skb_drops":\[{"type":"counter"' <<<"$meta"
+meta=$(prom_get /api/v1/metadata --data-urlencode metric=netstack_skb_drops_total)
+check_eq "no metadata under the text-format name netstack_skb_drops_total" \
+	'{"status":"success","data":{}}' "$meta"
+check "exporter still running" kill -0 "$EXPORTER_PID"
+
+finish
