@@ -7,6 +7,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "drops.h"
 
 #define ETH_P_IP 0x0800
@@ -15,6 +16,13 @@
 #define IPPROTO_ICMPV6 58
 #define AF_INET 2
 #define AF_INET6 10
+
+/*
+ * Linux 6.2+: a cast the verifier turns into a plain fault-tolerant load, where
+ * bpf_probe_read_kernel() is a helper call costing more than the rest of the program.
+ * Weak, so that count_drop_compat still loads where it is missing.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 /* Set by user space before load. */
 const volatile __u32 nr_reasons;	  /* the array covers reasons [0, nr_reasons] */
@@ -63,21 +71,34 @@ static __always_inline __u8 l4_proto(__u8 p)
 	return PROTO_OTHER;
 }
 
-static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *proto)
+/*
+ * One byte of a header: a plain load through bpf_rdonly_cast where direct (a constant in each
+ * program, so the other branch is compiled out), else a helper call.
+ */
+#define HDR_U8(nh, type, field, direct)                                                          \
+	({                                                                                        \
+		__u8 v_ = 0;                                                                      \
+		if (direct)                                                                       \
+			v_ = ((struct type *)bpf_rdonly_cast(nh, bpf_core_type_id_kernel(struct type))) \
+				     ->field;                                                     \
+		else                                                                              \
+			bpf_probe_read_kernel(&v_, 1, (nh) + offsetof(struct type, field));       \
+		v_;                                                                               \
+	})
+
+static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *proto,
+				     const bool direct)
 {
 	unsigned char *nh = skb->head + skb->network_header;
-	__u8 p = 0;
 
 	switch (bpf_ntohs(skb->protocol)) {
 	case ETH_P_IP:
 		*family = FAMILY_IPV4;
-		bpf_probe_read_kernel(&p, 1, nh + offsetof(struct iphdr, protocol));
-		*proto = l4_proto(p);
+		*proto = l4_proto(HDR_U8(nh, iphdr, protocol, direct));
 		return;
 	case ETH_P_IPV6:
 		*family = FAMILY_IPV6;
-		bpf_probe_read_kernel(&p, 1, nh + offsetof(struct ipv6hdr, nexthdr));
-		*proto = l4_proto(p);
+		*proto = l4_proto(HDR_U8(nh, ipv6hdr, nexthdr, direct));
 		return;
 	case ETH_P_ARP:
 		*family = FAMILY_ARP;
@@ -108,14 +129,14 @@ static __always_inline void array_add(__u32 idx)
 		*v += 1;
 }
 
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(count_drop, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+static __always_inline int count(struct sk_buff *skb, void *location, __u32 reason,
+				 const bool direct)
 {
 	__u8 family, proto;
 
 	if (reason == SKB_NOT_DROPPED_YET || reason == reason_consumed)
 		return 0;
-	classify(skb, &family, &proto);
+	classify(skb, &family, &proto, direct);
 
 	if (!label_mask && reason < nr_reasons) {
 		array_add(DROP_INDEX(reason, family, proto));
@@ -135,7 +156,7 @@ int BPF_PROG(count_drop, struct sk_buff *skb, void *location, enum skb_drop_reas
 			key.netns = sk->__sk_common.skc_net.net->ns.inum;
 	}
 	if ((label_mask & DROP_LABEL_INTERFACE) && dev)
-		bpf_probe_read_kernel(key.ifname, sizeof(key.ifname), dev->name);
+		__builtin_memcpy(key.ifname, dev->name, sizeof(key.ifname));
 
 	__u64 *v = bpf_map_lookup_elem(&skb_drops, &key);
 
@@ -158,6 +179,19 @@ int BPF_PROG(count_drop, struct sk_buff *skb, void *location, enum skb_drop_reas
 	if (o)
 		*o += 1;
 	return 0;
+}
+
+/* User space loads exactly one of these two, after probing for bpf_rdonly_cast. */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(count_drop, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	return count(skb, location, reason, true);
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(count_drop_compat, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	return count(skb, location, reason, false);
 }
 
 char LICENSE[] SEC("license") = "GPL";

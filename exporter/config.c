@@ -237,8 +237,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fileno(st.f), &sb) || !S_ISREG(sb.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
+	if (!fstat(fileno(st.f), &sb) && S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory", path);
 		fclose(st.f);
 		return -1;
 	}

@@ -140,9 +140,10 @@ int http_start(const struct config *cfg)
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6 | (any ? MHD_USE_DUAL_STACK : 0);
 	daemon_handle = MHD_start_daemon(
-		flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-		cfg->timeout_seconds, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+		flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+		cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_seconds,
+		MHD_OPTION_END);
 	if (!daemon_handle) {
 		log_error("cannot listen on %s (address in use, or not local?)",
 			  cfg->listen_address);

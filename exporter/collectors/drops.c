@@ -35,6 +35,7 @@ static const struct {
 static struct {
 	unsigned label_mask;
 	unsigned max_series;
+	bool direct_read; /* use bpf_rdonly_cast where the kernel has it */
 } cfg;
 
 static struct drops_bpf *skel;
@@ -62,6 +63,7 @@ static void drops_reset(void)
 {
 	cfg.label_mask = 0;
 	cfg.max_series = DEFAULT_MAX_SERIES;
+	cfg.direct_read = true;
 }
 
 static int parse_labels(const char *s, unsigned *mask, char *err, size_t errlen)
@@ -107,12 +109,27 @@ static int drops_set(const char *key, const char *value, char *err, size_t errle
 		return parse_labels(value, &cfg.label_mask, err, errlen);
 	if (!strcmp(key, "max_series"))
 		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
+	if (!strcmp(key, "direct_read")) {
+		if (!strcmp(value, "auto")) {
+			cfg.direct_read = true;
+			return 0;
+		}
+		if (!strcmp(value, "false")) {
+			cfg.direct_read = false;
+			return 0;
+		}
+		snprintf(err, errlen, "expected auto or false, got '%s'", value);
+		return -1;
+	}
 	snprintf(err, errlen, "unknown key '%s' in [collector.drops]", key);
 	return -1;
 }
 
-/* tp_btf/kfree_skb must carry the drop reason (Linux 5.17 and later). */
-static int probe_tracepoint(void)
+/*
+ * tp_btf/kfree_skb must carry the drop reason (Linux 5.17 and later). *direct tells whether
+ * the kernel has bpf_rdonly_cast (6.2), which the faster program variant needs.
+ */
+static int probe_kernel(bool *direct)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	int id, ret = -ENOENT;
@@ -133,6 +150,7 @@ static int probe_tracepoint(void)
 	if (ret)
 		log_error("drops: kernel has no kfree_skb tracepoint with a drop reason "
 			  "(needs Linux 5.17 or later)");
+	*direct = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	btf__free(btf);
 	return ret;
 }
@@ -154,11 +172,13 @@ static void drops_stop(void)
 static int drops_start(void)
 {
 	uint32_t array_size;
+	bool direct;
 	int err;
 
-	err = probe_tracepoint();
+	err = probe_kernel(&direct);
 	if (err)
 		return err;
+	direct = direct && cfg.direct_read;
 	err = reasons_load(&reasons);
 	if (err) {
 		log_error("drops: cannot read drop reason names from BTF or tracefs: %s",
@@ -178,6 +198,8 @@ static int drops_start(void)
 		log_error("drops: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
+	bpf_program__set_autoload(direct ? skel->progs.count_drop_compat : skel->progs.count_drop,
+				  false);
 	skel->rodata->nr_reasons = reasons.max;
 	skel->rodata->reason_consumed = reasons.consumed;
 	skel->rodata->label_mask = cfg.label_mask;
@@ -205,8 +227,9 @@ static int drops_start(void)
 					 sizeof(uint32_t), 1);
 	if (err)
 		goto cleanup;
-	log_info("drops: attached to tp_btf/kfree_skb (%u reasons from %s, max_series=%u)",
-		 reasons.n, reasons.source, cfg.max_series);
+	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u)",
+		 direct ? "count_drop" : "count_drop_compat", reasons.n, reasons.source,
+		 cfg.max_series);
 	return 0;
 cleanup:
 	drops_stop();

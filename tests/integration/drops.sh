@@ -191,52 +191,59 @@ INO_A=$(netns_inode "$NS_A")
 # ---------------------------------------------------------------------------------------------
 # Tests 1 and 2: labels reason,family,protocol,netns; exact equality with nft in netns B.
 
-if start_exporter --config "$(config netns 'labels = reason,family,protocol,netns' \
-	'max_series = 4096')"; then
-	check "netns config: drops collector attached" \
-		grep -q '^netstack_collector_up{collector="drops"} 1$' <(curl -sf "$EXPORTER_URL/metrics")
-	nft_snapshot "$NS_B" >"$TMP/nft1.before"
-	scrape "$TMP/m1.before"
-	sent4=$(flood "$NS_A" 10.99.0.2 "$N")
-	sent6=$(flood "$NS_A" fd99::2 "$N")
-	settle "$NS_B" $(($(nft_get "$TMP/nft1.before" "$NS_B" seen4) + sent4)) \
-		$(($(nft_get "$TMP/nft1.before" "$NS_B" seen6) + sent6))
-	scrape "$TMP/m1.after"
-	nft_snapshot "$NS_B" >"$TMP/nft1.after"
-	check_eq "udpflood sent all IPv4 datagrams" "$N" "$sent4"
-	check_eq "udpflood sent all IPv6 datagrams" "$N" "$sent6"
+for read in auto false; do
+	if start_exporter --config "$(config "netns-$read" 'labels = reason,family,protocol,netns' \
+		'max_series = 4096' "direct_read = $read")"; then
+		want_prog=count_drop
+		[ "$read" = false ] && want_prog=count_drop_compat
+		check "direct_read=$read: program $want_prog attached" \
+			grep -q "attached $want_prog to" "$EXPORTER_LOG"
 
-	for fam in 4 6; do
-		sent=$((fam == 4 ? sent4 : sent6))
-		seen=$(nft_delta "$TMP/nft1.before" "$TMP/nft1.after" "$NS_B" "seen$fam")
-		dropped=$(nft_delta "$TMP/nft1.before" "$TMP/nft1.after" "$NS_B" "drop$fam")
-		[ "$seen" -eq "$sent" ] ||
-			echo "# ipv$fam: $sent sent, $seen reached B's input hook (the rest: 'all udp drops')"
-		gt "ipv$fam: nft dropped some datagrams" "$dropped" 0
-		lt "ipv$fam: nft dropped only a share" "$dropped" "$seen"
+		check "direct_read=$read: netns config: drops collector attached" \
+			grep -q '^netstack_collector_up{collector="drops"} 1$' <(curl -sf "$EXPORTER_URL/metrics")
+		nft_snapshot "$NS_B" >"$TMP/nft1.before"
+		scrape "$TMP/m1.before"
+		sent4=$(flood "$NS_A" 10.99.0.2 "$N")
+		sent6=$(flood "$NS_A" fd99::2 "$N")
+		settle "$NS_B" $(($(nft_get "$TMP/nft1.before" "$NS_B" seen4) + sent4)) \
+			$(($(nft_get "$TMP/nft1.before" "$NS_B" seen6) + sent6))
+		scrape "$TMP/m1.after"
+		nft_snapshot "$NS_B" >"$TMP/nft1.after"
+		check_eq "direct_read=$read: udpflood sent all IPv4 datagrams" "$N" "$sent4"
+		check_eq "direct_read=$read: udpflood sent all IPv6 datagrams" "$N" "$sent6"
 
-		# 1. The rule's counter and the exporter count the same packets.
-		got=$(delta "$TMP/m1.before" "$TMP/m1.after" \
-			"$(series NETFILTER_DROP "ipv$fam" udp "netns=\"$INO_B\"")")
-		check_eq "ipv$fam: NETFILTER_DROP in netns B equals the nft drop counter" \
-			"$dropped" "$got"
+		for fam in 4 6; do
+			sent=$((fam == 4 ? sent4 : sent6))
+			seen=$(nft_delta "$TMP/nft1.before" "$TMP/nft1.after" "$NS_B" "seen$fam")
+			dropped=$(nft_delta "$TMP/nft1.before" "$TMP/nft1.after" "$NS_B" "drop$fam")
+			[ "$seen" -eq "$sent" ] ||
+				echo "# ipv$fam: $sent sent, $seen reached B's input hook (the rest: 'all udp drops')"
+			gt "direct_read=$read ipv$fam: nft dropped some datagrams" "$dropped" 0
+			lt "direct_read=$read ipv$fam: nft dropped only a share" "$dropped" "$seen"
 
-		# 2. What the rule let through reaches UDP in B, where no socket has the port.
-		got=$(delta "$TMP/m1.before" "$TMP/m1.after" \
-			"$(series NO_SOCKET "ipv$fam" udp "netns=\"$INO_B\"")")
-		check_eq "ipv$fam: NO_SOCKET in netns B equals datagrams the rule let through" \
-			$((seen - dropped)) "$got"
-		# No socket anywhere: each datagram sent is dropped exactly once, in A (on the way
-		# out) or in B (NETFILTER_DROP, NO_SOCKET, or a queue on the way in). Normally this is
-		# NO_SOCKET == sent - dropped; it stays exact even if a datagram is lost in between.
-		got=$(delta "$TMP/m1.before" "$TMP/m1.after" \
-			"^${M}[{]reason=\"[^\"]*\",family=\"ipv$fam\",protocol=\"udp\",netns=\"($INO_A|$INO_B)\"[}]\$")
-		check_eq "ipv$fam: all udp drops in netns A and B equal datagrams sent" "$sent" "$got"
-	done
-	stop_exporter
-else
-	not_ok "netns config: exporter starts"
-fi
+			# 1. The rule's counter and the exporter count the same packets.
+			got=$(delta "$TMP/m1.before" "$TMP/m1.after" \
+				"$(series NETFILTER_DROP "ipv$fam" udp "netns=\"$INO_B\"")")
+			check_eq "direct_read=$read ipv$fam: NETFILTER_DROP in netns B equals the nft drop counter" \
+				"$dropped" "$got"
+
+			# 2. What the rule let through reaches UDP in B, where no socket has the port.
+			got=$(delta "$TMP/m1.before" "$TMP/m1.after" \
+				"$(series NO_SOCKET "ipv$fam" udp "netns=\"$INO_B\"")")
+			check_eq "direct_read=$read ipv$fam: NO_SOCKET in netns B equals datagrams the rule let through" \
+				$((seen - dropped)) "$got"
+			# No socket anywhere: each datagram sent is dropped exactly once, in A (on the way
+			# out) or in B (NETFILTER_DROP, NO_SOCKET, or a queue on the way in). Normally this is
+			# NO_SOCKET == sent - dropped; it stays exact even if a datagram is lost in between.
+			got=$(delta "$TMP/m1.before" "$TMP/m1.after" \
+				"^${M}[{]reason=\"[^\"]*\",family=\"ipv$fam\",protocol=\"udp\",netns=\"($INO_A|$INO_B)\"[}]\$")
+			check_eq "direct_read=$read ipv$fam: all udp drops in netns A and B equal datagrams sent" "$sent" "$got"
+		done
+		stop_exporter
+	else
+		not_ok "direct_read=$read: netns config: exporter starts"
+	fi
+done
 
 # ---------------------------------------------------------------------------------------------
 # Test 4 (and 6): every optional label.

@@ -397,6 +397,10 @@ static void test_drops_set_hook(void)
 	err[0] = '\0';
 	CHECK(drops()->set("nope", "1", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown key 'nope' in [collector.drops]");
+	CHECK(drops()->set("direct_read", "auto", err, sizeof(err)) == 0);
+	CHECK(drops()->set("direct_read", "false", err, sizeof(err)) == 0);
+	CHECK(drops()->set("direct_read", "true", err, sizeof(err)) == -1);
+	CHECK_STR(err, "expected auto or false, got 'true'");
 }
 
 static void test_syntax_error(void)
