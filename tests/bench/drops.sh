@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Cost per event of the drop program (bpf/drops.bpf.c, "count_drop"), measured by the kernel
+# (kernel.bpf_stats_enabled=1) while udpflood sends to a closed UDP port on loopback, against
+# an empty tp_btf/kfree_skb program (the floor: tests/bench/floor.bpf.c). Variants run one at a
+# time, in interleaved rounds, and each is the only program we attach to kfree_skb. The
+# exporter's figures come from its own /metrics (netstack_bpf_program_*), so they also check
+# the self-metrics. A missed target is printed, not a failure: this is a benchmark.
+# Environment: BUILD (default build), ROUNDS (5), FLOOD_SECONDS (2).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-5}
+FLOOD_SECONDS=${FLOOD_SECONDS:-2}
+EXPORTER=$BUILD/netstack_exporter
+UDPFLOOD=$BUILD/tests/udpflood
+FLOOR=$BUILD/tests/bench_floor
+STATS=/proc/sys/kernel/bpf_stats_enabled
+TARGET_DEFAULT=1.3
+TARGET_ALL=2.5
+VARIANTS=(floor default all compat)
+declare -A TITLE=([floor]="floor (empty prog)" [default]="default labels" [all]="all labels"
+	[compat]="default, helper read")
+
+die() {
+	echo "drops.sh: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled)"
+[ -r /sys/kernel/btf/vmlinux ] || die "needs kernel BTF (/sys/kernel/btf/vmlinux)"
+for f in "$EXPORTER" "$UDPFLOOD" "$FLOOR"; do
+	[ -x "$f" ] || die "$f not built (make BUILD=$BUILD bench builds it)"
+done
+for c in bpftool curl ss awk; do
+	command -v "$c" >/dev/null || die "needs $c"
+done
+
+TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
+STATS_BEFORE=$(cat "$STATS")
+PID= # the variant currently attached
+FLOOD_PID=
+
+stop_variant() {
+	[ -n "$PID" ] || return 0
+	kill "$PID" 2>/dev/null
+	wait "$PID" 2>/dev/null
+	PID=
+}
+# shellcheck disable=SC2317 # run by the trap
+cleanup() {
+	[ -n "$FLOOD_PID" ] && kill "$FLOOD_PID" 2>/dev/null && wait "$FLOOD_PID" 2>/dev/null
+	stop_variant
+	echo "$STATS_BEFORE" >"$STATS"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo 1 >"$STATS" || die "cannot enable kernel.bpf_stats_enabled"
+
+# A free TCP port for the exporter and a closed UDP port for the flood, both on loopback.
+free_tcp_port() {
+	local p
+	for p in $(shuf -i 20000-60000 -n 50); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+closed_udp_port() {
+	local p
+	for p in $(shuf -i 20000-60000 -n 50); do
+		[ -z "$(ss -Hauln "sport = :$p")" ] && echo "$p" && return 0
+	done
+	return 1
+}
+
+# Programs attached to kfree_skb, ours included (a tp_btf link names its tracepoint).
+kfree_skb_links() { bpftool link show 2>/dev/null | grep -c "'kfree_skb'"; }
+
+# Other users of the hook (another exporter, a test) share the CPUs and add their own events:
+# give them a second to go away, then measure anyway and say so.
+wait_hook_free() {
+	for _ in $(seq 10); do
+		[ "$(kfree_skb_links)" -eq 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+cat >"$TMP/default.ini" <<EOF
+[collector.drops]
+labels = reason,family,protocol
+EOF
+# The program for kernels without bpf_rdonly_cast (before 6.2): no target, for comparison.
+cat >"$TMP/compat.ini" <<EOF
+[collector.drops]
+direct_read = false
+EOF
+cat >"$TMP/all.ini" <<EOF
+[collector.drops]
+labels = reason,family,protocol,function,netns,interface
+EOF
+
+# start_variant NAME: attach it alone; sets PID and, for the exporter, URL, for the floor,
+# PROG_ID. Fails, with the reason in $TMP/why, when the program does not load.
+start_variant() {
+	local v=$1 port
+	if [ "$v" = floor ]; then
+		"$FLOOR" >"$TMP/floor.out" 2>"$TMP/floor.err" &
+		PID=$!
+		for _ in $(seq 100); do
+			PROG_ID=$(head -n1 "$TMP/floor.out")
+			[ -n "$PROG_ID" ] && return 0
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		head -n1 "$TMP/floor.err" >"$TMP/why"
+		stop_variant
+		return 1
+	fi
+	for _ in 1 2 3; do
+		port=$(free_tcp_port) || die "no free TCP port on loopback"
+		URL=http://127.0.0.1:$port
+		# --strict: exit rather than serve without the drops collector.
+		"$EXPORTER" --config "$TMP/$v.ini" --web.listen-address "127.0.0.1:$port" --strict \
+			>"$TMP/exporter.log" 2>&1 &
+		PID=$!
+		for _ in $(seq 100); do
+			curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		stop_variant
+		# Another process may have taken the port meanwhile: then try another.
+		grep -q 'level=error' "$TMP/exporter.log" && ! grep -qi 'listen\|bind\|address' \
+			"$TMP/exporter.log" && break
+	done
+	grep -m1 'level=error' "$TMP/exporter.log" | sed 's/.*msg="\(.*\)"/\1/' >"$TMP/why"
+	[ -s "$TMP/why" ] || echo "exporter did not start" >"$TMP/why"
+	return 1
+}
+
+# read_stats NAME: "run_time_ns run_cnt" of the variant's program, nothing if bpf_stats is off.
+read_stats() {
+	if [ "$1" = floor ]; then
+		# bpftool leaves the fields out while they are zero.
+		bpftool prog show id "$PROG_ID" -j | awk -F '[{},]' '{
+			t = c = 0
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, ":")
+				if (kv[1] == "\"run_time_ns\"")
+					t = kv[2]
+				if (kv[1] == "\"run_cnt\"")
+					c = kv[2]
+			}
+			print t, c
+		}'
+		return
+	fi
+	local prog=count_drop
+	[ "$1" = compat ] && prog=count_drop_compat
+	curl -sf "$URL/metrics" | awk -v p="{program=\"$prog\"}" '
+		$1 == "netstack_bpf_program_run_seconds_total" p { t = $2; n++ }
+		$1 == "netstack_bpf_program_runs_total" p { c = $2; n++ }
+		END { if (n == 2) printf "%.0f %.0f\n", t * 1e9, c }'
+}
+
+now() { date +%s.%N; }
+
+UDP_PORT=$(closed_udp_port) || die "no closed UDP port found"
+echo "netstack_exporter drop-path benchmark: $(uname -r), $(nproc) CPUs"
+echo "flood: udpflood 127.0.0.1 $UDP_PORT (closed port), $FLOOD_SECONDS s per run," \
+	"$ROUNDS rounds x ${#VARIANTS[@]} variants, one program on kfree_skb at a time"
+echo
+printf '%-5s %-20s %10s %11s %9s %12s %9s\n' round variant events run_ns ns/event \
+	datagrams/s ev/dgram
+: >"$TMP/results"
+declare -A BROKEN=()
+SHARED=0
+for ((r = 0; r < ROUNDS; r++)); do
+	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
+		# Rotate the order each round so no variant always runs first.
+		v=${VARIANTS[(k + r) % ${#VARIANTS[@]}]}
+		[ -n "${BROKEN[$v]:-}" ] && continue
+		note=
+		wait_hook_free || note="shared-hook"
+		[ "$(cat "$STATS")" = 1 ] || echo 1 >"$STATS"
+		if ! start_variant "$v"; then
+			BROKEN[$v]=$(cat "$TMP/why")
+			printf '%-5s %-20s  did not load: %s\n' $((r + 1)) "${TITLE[$v]}" \
+				"${BROKEN[$v]}"
+			continue
+		fi
+		t0='' c0='' t1='' c1=''
+		read -r t0 c0 < <(read_stats "$v")
+		[ "$(kfree_skb_links)" -eq 1 ] || note="shared-hook"
+		w0=$(now)
+		"$UDPFLOOD" 127.0.0.1 "$UDP_PORT" 0 "$FLOOD_SECONDS" >"$TMP/flood.out" &
+		FLOOD_PID=$!
+		wait "$FLOOD_PID"
+		FLOOD_PID=
+		w1=$(now)
+		read -r t1 c1 < <(read_stats "$v")
+		[ "$(kfree_skb_links)" -eq 1 ] || note="shared-hook"
+		# The flood's drops must carry the optional labels, or the config did not apply.
+		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'interface="lo"'; then
+			note="$note no-interface-label"
+		fi
+		stop_variant
+		sent=$(cat "$TMP/flood.out")
+		if [ -z "$t0" ] || [ -z "$t1" ] || [ "$(cat "$STATS")" != 1 ] || [ -z "$sent" ] ||
+			[ $((c1 - c0)) -le 0 ]; then
+			printf '%-5s %-20s  invalid: bpf_stats was turned off meanwhile\n' \
+				$((r + 1)) "${TITLE[$v]}"
+			continue
+		fi
+		case $note in shared-hook*) SHARED=1 ;; esac
+		# ev/dgram well above 1: the drops of someone else's traffic were counted too.
+		awk -v r=$((r + 1)) -v v="$v" -v title="${TITLE[$v]}" -v dt=$((t1 - t0)) \
+			-v dc=$((c1 - c0)) -v sent="$sent" -v w0="$w0" -v w1="$w1" -v note="$note" \
+			-v out="$TMP/results" 'BEGIN {
+			ns = dt / dc
+			rate = sent / (w1 - w0)
+			printf "%-5d %-20s %10d %11d %9.1f %12.0f %9.2f %s\n", r, title, dc, dt,
+				ns, rate, dc / sent, note
+			print v, ns, rate >> out
+		}'
+	done
+done
+
+# median VARIANT COLUMN (2: ns/event, 3: datagrams/s), and min/max of the same column.
+median() {
+	awk -v v="$1" -v c="$2" '$1 == v { print $c }' "$TMP/results" | sort -g | awk '
+		{ x[NR] = $1 }
+		END {
+			if (!NR) exit
+			m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+			printf "%g %g %g %d\n", m, x[1], x[NR], NR
+		}'
+}
+
+echo
+printf '%-20s %10s %17s %14s %8s %8s %s\n' variant ns/event "min..max (n)" datagrams/s ratio \
+	target result
+read -r floor_ns _ < <(median floor 2)
+[ -n "${floor_ns:-}" ] ||
+	die "no floor measurement: ${BROKEN[floor]:-bpf_stats kept being turned off}"
+status=0
+for v in "${VARIANTS[@]}"; do
+	read -r ns lo hi n < <(median "$v" 2)
+	read -r rate _ < <(median "$v" 3)
+	if [ -z "${ns:-}" ]; then
+		printf '%-20s %10s   %s\n' "${TITLE[$v]}" - "${BROKEN[$v]:-no valid measurement}"
+		status=1
+		continue
+	fi
+	target=
+	[ "$v" = default ] && target=$TARGET_DEFAULT
+	[ "$v" = all ] && target=$TARGET_ALL
+	awk -v t="${TITLE[$v]}" -v ns="$ns" -v lo="$lo" -v hi="$hi" -v n="$n" -v rate="$rate" \
+		-v floor="$floor_ns" -v target="$target" 'BEGIN {
+		range = sprintf("%.1f..%.1f (%d)", lo, hi, n)
+		ratio = ns / floor
+		if (target == "") {
+			printf "%-20s %10.1f %17s %14.0f %7.2fx\n", t, ns, range, rate, ratio
+			exit
+		}
+		printf "%-20s %10.1f %17s %14.0f %7.2fx %7.1fx %s\n", t, ns, range, rate, ratio,
+			target, ratio <= target ? "PASS" : "MISS"
+	}'
+done
+echo
+echo "ns/event: kernel run_time_ns / run_cnt (median over rounds; bpf_stats' own clock reads"
+echo "are in every figure, the floor included). datagrams/s: what udpflood sent (secondary)."
+if [ "$SHARED" = 1 ]; then
+	echo "shared-hook: someone else's program was on kfree_skb during that run (another"
+	echo "exporter, a test): it competed for the CPUs and its traffic's drops were counted too."
+fi
+exit $status
