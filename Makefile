@@ -3,6 +3,8 @@
 # V=1 for verbose output.
 
 PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
 BUILD ?= build
 CLANG ?= clang
@@ -97,14 +99,17 @@ bench: test-deps all $(TOOLS)
 
 install: all
 	install -D -m 0755 $(BUILD)/netstack_exporter $(DESTDIR)$(PREFIX)/bin/netstack_exporter
-	install -D -m 0644 conf/netstack_exporter.ini $(DESTDIR)/etc/netstack_exporter.ini
-	install -D -m 0644 deploy/systemd/netstack_exporter.service \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system/netstack_exporter.service
-	sed -i 's|@PREFIX@|$(PREFIX)|g' $(DESTDIR)$(PREFIX)/lib/systemd/system/netstack_exporter.service
+	@# Never overwrite a configuration the operator may have edited.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/netstack_exporter.ini ] || \
+		install -D -m 0644 conf/netstack_exporter.ini $(DESTDIR)$(SYSCONFDIR)/netstack_exporter.ini
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/netstack_exporter/README.md
+	install -D -m 0644 deploy/systemd/netstack_exporter.service $(DESTDIR)$(UNITDIR)/netstack_exporter.service
+	sed -i 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		$(DESTDIR)$(UNITDIR)/netstack_exporter.service
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/netstack_exporter \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system/netstack_exporter.service
+	rm -f $(DESTDIR)$(PREFIX)/bin/netstack_exporter $(DESTDIR)$(UNITDIR)/netstack_exporter.service
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/netstack_exporter
 
 # Regenerate the committed BTF header from the running kernel.
 vmlinux:

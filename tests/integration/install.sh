@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make install into a DESTDIR: the files land where the README says, the unit points at
+# them, the installed config passes --check-config, and an edited config is not overwritten.
+source "$(dirname "$0")/../lib.sh"
+
+root=$TMP/root
+make -s install DESTDIR="$root" PREFIX=/usr BUILD="$BUILD" >"$TMP/install.log" 2>&1 ||
+	not_ok "make install" "$(cat "$TMP/install.log")"
+for f in usr/bin/netstack_exporter etc/netstack_exporter.ini \
+	usr/lib/systemd/system/netstack_exporter.service \
+	usr/share/doc/netstack_exporter/README.md; do
+	check "installed $f" test -s "$root/$f"
+done
+check "installed binary runs" "$root/usr/bin/netstack_exporter" --version
+check "installed config is valid" "$root/usr/bin/netstack_exporter" --check-config \
+	--config "$root/etc/netstack_exporter.ini"
+unit=$root/usr/lib/systemd/system/netstack_exporter.service
+check_eq "unit runs the installed binary with the installed config" \
+	"ExecStart=/usr/bin/netstack_exporter --config /etc/netstack_exporter.ini" \
+	"$(grep '^ExecStart=' "$unit")"
+check "no placeholder left in the unit" bash -c "! grep -q @ '$unit'"
+
+echo '; edited' >>"$root/etc/netstack_exporter.ini"
+make -s install DESTDIR="$root" PREFIX=/usr BUILD="$BUILD" >/dev/null 2>&1
+check "reinstall keeps an edited config" grep -q '^; edited$' "$root/etc/netstack_exporter.ini"
+make -s uninstall DESTDIR="$root" PREFIX=/usr BUILD="$BUILD" >/dev/null 2>&1
+check "uninstall removes the binary" test ! -e "$root/usr/bin/netstack_exporter"
+finish
