@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The /metrics contract: families, HELP, TYPE and label names on built-in defaults match
+# tests/fixtures/metrics.golden, with values and volatile label values masked. A change to
+# a metric name, type or label other projects rely on (deploy/, dashboards) fails here.
+# Regenerate after an intended change: UPDATE_GOLDEN=1 bash tests/integration/golden.sh
+source "$(dirname "$0")/../lib.sh"
+require_root_bpf
+
+golden=tests/fixtures/metrics.golden
+# Keep one sample per family and label-name set; mask every value and the label values
+# that depend on the machine, build or traffic.
+mask() {
+	sed -E -e '/^#/!s/ [^ ]+$/ X/' \
+		-e 's/(version|commit|kernel|reason|family|protocol)="[^"]*"/\1="X"/g' |
+		awk '/^#/ || !seen[$0]++'
+}
+
+# The bpf_program families exist only while bpf_stats is on: pin it on for the comparison.
+stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+on_exit "echo $stats >/proc/sys/kernel/bpf_stats_enabled"
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+
+start_exporter || { not_ok "exporter starts"; finish; }
+# Make sure at least one drop series exists: a datagram to a closed port.
+"$BUILD/tests/udpflood" 127.0.0.1 9 3 >/dev/null
+curl -sf "$EXPORTER_URL/metrics" | mask >"$TMP/got"
+if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
+	cp "$TMP/got" "$golden"
+	echo "updated $golden"
+fi
+if diff -u "$golden" "$TMP/got" >"$TMP/diff"; then
+	ok "/metrics matches $golden"
+else
+	not_ok "/metrics matches $golden" "$(cat "$TMP/diff")"
+fi
+finish
