@@ -75,15 +75,16 @@ static __always_inline __u8 l4_proto(__u8 p)
  * One byte of a header: a plain load through bpf_rdonly_cast where direct (a constant in each
  * program, so the other branch is compiled out), else a helper call.
  */
-#define HDR_U8(nh, type, field, direct)                                                          \
-	({                                                                                        \
-		__u8 v_ = 0;                                                                      \
-		if (direct)                                                                       \
-			v_ = ((struct type *)bpf_rdonly_cast(nh, bpf_core_type_id_kernel(struct type))) \
-				     ->field;                                                     \
-		else                                                                              \
-			bpf_probe_read_kernel(&v_, 1, (nh) + offsetof(struct type, field));       \
-		v_;                                                                               \
+#define HDR_U8(nh, type, field, direct)                                                            \
+	({                                                                                         \
+		__u8 v_ = 0;                                                                       \
+		if (direct)                                                                        \
+			v_ = ((struct type *)bpf_rdonly_cast(                                      \
+				      nh, bpf_core_type_id_kernel(struct type)))                   \
+				     ->field;                                                      \
+		else                                                                               \
+			bpf_probe_read_kernel(&v_, 1, (nh) + offsetof(struct type, field));        \
+		v_;                                                                                \
 	})
 
 static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *proto,
