@@ -307,9 +307,9 @@ static int drops_collect(struct expo *e)
 	nk = percpu_reader_read(&by_key);
 	no = percpu_reader_read(&overflow);
 	if (na < 0 || nk < 0 || no < 0) {
-		log_warn("drops: cannot read maps: %s", strerror(-(na < 0   ? na
-								   : nk < 0 ? nk
-									    : no)));
+		int err = na < 0 ? na : nk < 0 ? nk : no;
+
+		log_warn("drops: cannot read maps: %s", strerror(-err));
 		return -1;
 	}
 	if ((size_t)(na + nk) > rows_cap) {
