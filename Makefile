@@ -36,7 +36,7 @@ EXPORTER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(EXPORTER_SRCS))
 LIB_OBJS := $(METRICS_OBJS) $(filter-out $(BUILD)/exporter/main.o,$(EXPORTER_OBJS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
-TOOLS := $(BUILD)/tests/udpflood $(BUILD)/tests/bench_floor
+TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
 .PHONY: all deps test-deps run test unit bench install uninstall vmlinux format clean
 .DELETE_ON_ERROR:
@@ -95,7 +95,7 @@ test: test-deps all $(UNIT_TESTS) $(TOOLS)
 	$(Q)tests/run.sh
 
 bench: test-deps all $(TOOLS)
-	$(Q)tests/bench/drops.sh
+	$(Q)for b in tests/bench/*.sh; do bash $$b || exit 1; done
 
 install: all
 	install -D -m 0755 $(BUILD)/netstack_exporter $(DESTDIR)$(PREFIX)/bin/netstack_exporter

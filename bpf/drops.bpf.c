@@ -9,6 +9,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
 #include "drops.h"
+#include "maps.bpf.h"
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
@@ -122,14 +123,6 @@ static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *pr
 	*proto = l4_proto(sk->sk_protocol);
 }
 
-static __always_inline void array_add(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&skb_drops_by_reason, &idx);
-
-	if (v)
-		*v += 1;
-}
-
 static __always_inline int count(struct sk_buff *skb, void *location, __u32 reason,
 				 const bool direct)
 {
@@ -140,7 +133,7 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	classify(skb, &family, &proto, direct);
 
 	if (!label_mask && reason < nr_reasons) {
-		array_add(DROP_INDEX(reason, family, proto));
+		array_add(&skb_drops_by_reason, DROP_INDEX(reason, family, proto), 1);
 		return 0;
 	}
 
@@ -159,26 +152,12 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	if ((label_mask & DROP_LABEL_INTERFACE) && dev)
 		__builtin_memcpy(key.ifname, dev->name, sizeof(key.ifname));
 
-	__u64 *v = bpf_map_lookup_elem(&skb_drops, &key);
-
-	if (!v) {
-		__u64 zero = 0;
-
-		/* EEXIST: another CPU inserted it first, which is fine. */
-		bpf_map_update_elem(&skb_drops, &key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&skb_drops, &key);
-	}
-	if (v) {
-		*v += 1;
+	if (hash_add(&skb_drops, &key, 1))
 		return 0;
-	}
 	/* Map full: keep the reason in the array so sums by reason stay exact, and say so. */
-	array_add(DROP_INDEX(reason < nr_reasons ? reason : nr_reasons, family, proto));
-	__u32 zero_idx = 0;
-	__u64 *o = bpf_map_lookup_elem(&skb_drops_overflow, &zero_idx);
-
-	if (o)
-		*o += 1;
+	array_add(&skb_drops_by_reason,
+		  DROP_INDEX(reason < nr_reasons ? reason : nr_reasons, family, proto), 1);
+	array_add(&skb_drops_overflow, 0, 1);
 	return 0;
 }
 
