@@ -21,6 +21,8 @@ void config_defaults(struct config *c)
 	strcpy(c->metrics_path, "/metrics");
 	c->max_connections = 64;
 	c->timeout_seconds = 10;
+	c->max_per_ip = 16;
+	c->max_request = 16384;
 	c->log_level = LOG_INFO;
 	for (struct collector *const *p = collectors; *p; p++) {
 		(*p)->enabled = (*p)->default_enabled;
@@ -119,6 +121,10 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 		return parse_uint(val, 1, 65536, &c->max_connections, err, errlen);
 	if (!strcmp(key, "connection_timeout"))
 		return parse_uint(val, 1, 3600, &c->timeout_seconds, err, errlen);
+	if (!strcmp(key, "max_connections_per_ip"))
+		return parse_uint(val, 1, 65536, &c->max_per_ip, err, errlen);
+	if (!strcmp(key, "max_request_bytes"))
+		return parse_uint(val, 4096, 1 << 20, &c->max_request, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [web]", key);
 	return -1;
 }

@@ -13,6 +13,8 @@ struct config {
 	char metrics_path[64];	  /* [web] metrics_path */
 	unsigned max_connections; /* [web] max_connections */
 	unsigned timeout_seconds; /* [web] connection_timeout */
+	unsigned max_per_ip;	  /* [web] max_connections_per_ip */
+	unsigned max_request;	  /* [web] max_request_bytes: request line and headers */
 	enum log_level log_level; /* [log] level */
 };
 

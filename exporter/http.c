@@ -128,7 +128,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 int http_start(const struct config *cfg)
 {
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	/*
+	 * One epoll thread: scrapes are serialised (collectors need no locks), idle or slow
+	 * clients cost a file descriptor and a small pool each, never a thread.
+	 */
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	struct sockaddr_storage ss;
 	bool any;
 
@@ -142,8 +146,10 @@ int http_start(const struct config *cfg)
 	daemon_handle = MHD_start_daemon(
 		flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-		cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_seconds,
-		MHD_OPTION_END);
+		cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
+		MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_seconds,
+		/* The per-connection pool holds the request line and headers. */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_request, MHD_OPTION_END);
 	if (!daemon_handle) {
 		log_error("cannot listen on %s (address in use, or not local?)",
 			  cfg->listen_address);
