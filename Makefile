@@ -22,8 +22,7 @@ msg = @printf '  %-7s %s\n' "$(1)" "$(2)";
 endif
 
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics \
-	  -DNETSTACK_VERSION='"$(VERSION)"' -DNETSTACK_COMMIT='"$(COMMIT)"'
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
 LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 	      -Wno-unused-parameter -Ibpf
@@ -38,7 +37,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test-deps run test unit bench install uninstall vmlinux format clean
+.PHONY: FORCE all deps test-deps run test unit bench install uninstall vmlinux format clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -66,8 +65,15 @@ $(BUILD)/%.o: %.c | $(BUILD)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# User objects include their collector's skeleton.
-$(EXPORTER_OBJS): $(SKELS)
+# User objects include their collector's skeleton (and version.h).
+$(EXPORTER_OBJS): $(SKELS) $(BUILD)/version.h
+
+# Rewritten only when the version or commit changes, so every object agrees on them.
+$(BUILD)/version.h: FORCE | $(BUILD)
+	$(Q)printf '#define NETSTACK_VERSION "%s"\n#define NETSTACK_COMMIT "%s"\n' \
+		'$(VERSION)' '$(COMMIT)' >$@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+FORCE:
 
 $(BUILD)/netstack_exporter: $(BUILD)/exporter/main.o $(LIB_OBJS)
 	$(call msg,LINK,$@)

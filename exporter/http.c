@@ -12,6 +12,7 @@
 #include "collector.h"
 #include "http.h"
 #include "log.h"
+#include "version.h"
 #include "metrics.h"
 #include "scrape.h"
 

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "version.h"
 
 static const char usage[] =
 	"Usage: netstack_exporter [flags]\n"

@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "log.h"
+#include "version.h"
 #include "scrape.h"
 
 #define MAX_OVERFLOW_MAPS 16
