@@ -22,6 +22,15 @@ msg = @printf '  %-7s %s\n' "$(1)" "$(2)";
 endif
 
 CFLAGS ?= -O2 -g
+# SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer; FUZZ=1 (with CC=clang): objects
+# for libFuzzer harnesses. make test builds both variants under $(BUILD)/asan, $(BUILD)/fuzz.
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(FUZZ),1)
+CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
 LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
@@ -34,10 +43,12 @@ EXPORTER_SRCS := $(wildcard exporter/*.c exporter/collectors/*.c)
 EXPORTER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(EXPORTER_SRCS))
 LIB_OBJS := $(METRICS_OBJS) $(filter-out $(BUILD)/exporter/main.o,$(EXPORTER_OBJS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
-.PHONY: FORCE all deps test-deps run test unit bench install uninstall vmlinux format clean
+.PHONY: FORCE all deps test-deps run test unit tools fuzzers lint bench install uninstall \
+	vmlinux format clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -89,6 +100,11 @@ $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
 
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_OBJS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
+
 $(BUILD):
 	$(Q)mkdir -p $@
 
@@ -96,9 +112,27 @@ run: deps all
 	$(BUILD)/netstack_exporter
 
 unit: $(UNIT_TESTS)
+tools: $(TOOLS)
+fuzzers: $(FUZZERS)
 
-test: test-deps all $(UNIT_TESTS) $(TOOLS)
-	$(Q)tests/run.sh
+# The suite runs twice, plainly and under ASan+UBSan, then the fuzzers for FUZZ_SECONDS each.
+test: test-deps all $(UNIT_TESTS) $(TOOLS) lint
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit tools
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang FUZZ=1 fuzzers
+	$(Q)FUZZ_BUILD=$(BUILD)/fuzz/fuzz tests/run.sh $(BUILD) $(BUILD)/asan
+
+LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c tests/tools/*.c)
+lint: $(SKELS) $(BUILD)/version.h
+	$(call msg,CPPCHECK,$(words $(LINT_SRCS)) files)
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr --std=c11 -Iexporter -Imetrics -Ibpf --max-configs=1 \
+		--suppress=missingIncludeSystem --suppress=missingInclude $(LINT_SRCS)
+	$(call msg,TIDY,$(words $(LINT_SRCS)) files)
+	@# Findings inside generated skeletons ($(BUILD)/) are libbpf's code, not ours.
+	$(Q)clang-tidy --quiet $(LINT_SRCS) -- -isystem $(BUILD) \
+		$(filter-out -MMD -MP -I$(BUILD),$(CFLAGS)) 2>/dev/null | \
+		awk '/: (warning|error): / { show = $$0 !~ "^$(BUILD)/"; bad += show } \
+			show { print } END { exit bad > 0 }'
 
 bench: test-deps all $(TOOLS)
 	$(Q)for b in tests/bench/*.sh; do bash $$b || exit 1; done

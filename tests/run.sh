@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Run every unit test binary and integration script; each prints TAP-style "ok - name" /
-# "not ok - name" lines. Ends with "N passed, N failed, N skipped". Under CI=true a skipped
-# integration script counts as failed: CI must run everything.
+# Run every unit test binary and integration script, once per build directory given
+# (default: $BUILD or build), then the fuzzers in $FUZZ_BUILD if set. Each prints TAP-style
+# "ok - name" / "not ok - name" lines. Ends with "N passed, N failed, N skipped". Under
+# CI=true a skipped script counts as failed: CI must run everything.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -36,12 +37,19 @@ tally() { # name, command...: run it, count its ok/not ok lines
 	fail=$((fail + f))
 }
 
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] && tally "unit: $(basename "$t")" "$t"
+[ $# -gt 0 ] || set -- "$BUILD"
+for BUILD in "$@"; do
+	export BUILD
+	for t in "$BUILD"/tests/test_*; do
+		[ -x "$t" ] && tally "unit ($BUILD): $(basename "$t")" "$t"
+	done
+	for t in tests/integration/*.sh; do
+		[ -f "$t" ] && tally "integration ($BUILD): $(basename "$t" .sh)" bash "$t"
+	done
 done
-for t in tests/integration/*.sh; do
-	[ -f "$t" ] && tally "integration: $(basename "$t" .sh)" bash "$t"
-done
+if [ -n "${FUZZ_BUILD:-}" ]; then
+	tally "fuzz ($FUZZ_BUILD)" bash tests/fuzz/run.sh "$FUZZ_BUILD"
+fi
 echo
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer: label values and HELP text of any bytes render into lines that stay lines: the
+ * escaped output has exactly one newline per sample, and escapes round-trip.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+static void check_unescape(const char *escaped, size_t n, const char *orig)
+{
+	char *out = malloc(n + 1);
+	size_t j = 0;
+
+	if (!out)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (escaped[i] == '\n' || (escaped[i] == '"'))
+			abort(); /* raw newline or quote would break the line or the label */
+		if (escaped[i] != '\\') {
+			out[j++] = escaped[i];
+			continue;
+		}
+		if (++i == n)
+			abort();
+		out[j++] = escaped[i] == 'n' ? '\n' : escaped[i];
+	}
+	out[j] = 0;
+	if (strcmp(out, orig))
+		abort();
+	free(out);
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct mbuf m = { 0 }, body = { 0 };
+	struct labels l = { 0 };
+	char *s = malloc(size + 2), *help = s;
+	struct expo e;
+
+	if (!s)
+		return 0;
+	/* help is "h" + the input: an empty HELP is left out, which would change the count. */
+	*help = 'h';
+	s = help + 1;
+	memcpy(s, data, size);
+	s[size] = 0;
+	escape_label_value(&m, s);
+	check_unescape(m.data ? m.data : "", m.len, s);
+
+	for (int f = FORMAT_PROMETHEUS; f <= FORMAT_OPENMETRICS; f++) {
+		mbuf_reset(&body);
+		expo_init(&e, &body, f);
+		labels_add(&l, "v", s);
+		expo_family(&e, "fuzz_total", METRIC_COUNTER, help);
+		expo_u64(&e, &l, 1);
+		expo_finish(&e);
+		l.n = 0;
+		/* HELP, TYPE, one sample (and # EOF): nothing the input holds adds a line. */
+		size_t lines = 0;
+
+		for (size_t i = 0; i < body.len; i++)
+			lines += body.data[i] == '\n';
+		if (lines != (f == FORMAT_OPENMETRICS ? 4u : 3u))
+			abort();
+	}
+	mbuf_free(&m);
+	mbuf_free(&body);
+	free(help);
+	return 0;
+}
