@@ -208,7 +208,8 @@ int reasons_load(struct reason_table *t)
 const char *reason_name(const struct reason_table *t, uint32_t value, char *buf, size_t len)
 {
 	struct reason_entry key = { .value = value };
-	const struct reason_entry *e = bsearch(&key, t->e, t->n, sizeof(*t->e), cmp_reason);
+	const struct reason_entry *e =
+		t->n ? bsearch(&key, t->e, t->n, sizeof(*t->e), cmp_reason) : NULL;
 	uint32_t subsys = value >> REASON_SUBSYS_SHIFT;
 
 	if (e)
@@ -270,7 +271,8 @@ int ksyms_load(struct ksyms *k, const char *path)
 		k->n++;
 	}
 	fclose(f);
-	qsort(k->s, k->n, sizeof(*k->s), cmp_ksym);
+	if (k->n) /* qsort and bsearch want a real array even for zero elements */
+		qsort(k->s, k->n, sizeof(*k->s), cmp_ksym);
 	/* All zero addresses: kptr_restrict hides them from us. */
 	if (k->n && k->s[k->n - 1].addr == 0) {
 		ksyms_free(k);
