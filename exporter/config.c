@@ -23,6 +23,7 @@ void config_defaults(struct config *c)
 	c->timeout_seconds = 10;
 	c->max_per_ip = 16;
 	c->max_request = 16384;
+	c->drop_caps = true;
 	c->log_level = LOG_INFO;
 	for (struct collector *const *p = collectors; *p; p++) {
 		(*p)->enabled = (*p)->default_enabled;
@@ -140,7 +141,7 @@ struct parse_state {
 
 static bool known_section(const char *s)
 {
-	if (!strcmp(s, "web") || !strcmp(s, "log"))
+	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security"))
 		return true;
 	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
@@ -198,6 +199,13 @@ static int handler(void *user, const char *section, const char *key, const char 
 
 	if (!strcmp(section, "web")) {
 		ret = set_web(c, key, val, msg, sizeof(msg));
+	} else if (!strcmp(section, "security")) {
+		if (!strcmp(key, "drop_capabilities"))
+			ret = parse_bool(val, &c->drop_caps, msg, sizeof(msg));
+		else if (!strcmp(key, "user"))
+			ret = set_string(c->user, sizeof(c->user), val, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg), "unknown key '%s' in [security]", key);
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);

@@ -15,6 +15,8 @@ struct config {
 	unsigned timeout_seconds; /* [web] connection_timeout */
 	unsigned max_per_ip;	  /* [web] max_connections_per_ip */
 	unsigned max_request;	  /* [web] max_request_bytes: request line and headers */
+	bool drop_caps;		  /* [security] drop_capabilities */
+	char user[64];		  /* [security] user: switch to it after start-up */
 	enum log_level log_level; /* [log] level */
 };
 

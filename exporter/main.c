@@ -14,6 +14,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "privs.h"
 #include "version.h"
 
 static const char usage[] =
@@ -156,6 +157,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (http_start(&cfg)) {
+		exit_code = 1;
+		goto out;
+	}
+	if (cfg.drop_caps && privs_drop(privs_runtime_caps(), cfg.user)) {
 		exit_code = 1;
 		goto out;
 	}
