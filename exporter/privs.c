@@ -60,7 +60,8 @@ int privs_drop(uint64_t keep, const char *user)
 	}
 	/* Bounding set first: dropping from it needs CAP_SETPCAP, which goes next. */
 	for (int cap = 0; cap <= last_cap(); cap++)
-		if (!(keep >> cap & 1) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+		if (!(keep >> cap & 1) && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			goto fail;
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (pw) {
