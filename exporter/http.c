@@ -84,6 +84,17 @@ static enum MHD_Result serve_landing(struct MHD_Connection *conn)
 	return ret;
 }
 
+/* A body is announced by Transfer-Encoding or by a Content-Length other than 0. */
+static bool declares_body(struct MHD_Connection *conn)
+{
+	const char *cl =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+					   MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+	       (cl && cl[strspn(cl, "0")]);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **req)
@@ -98,6 +109,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		*req = &announced;
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 			return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+		/* Likewise a GET or HEAD announcing a body: never read (up to gigabytes of) it. */
+		if (declares_body(conn))
+			return send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
 		return MHD_YES;
 	}
 	/* A response may only be queued once the body is consumed: discard it, answer last. */
@@ -115,6 +129,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!strcmp(url, "/healthz"))
 		return send_text(conn, MHD_HTTP_OK, "ok\n");
 	return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/*
+ * libmicrohttpd's percent-decoding, except that a string with "%00" is left encoded: a decoded
+ * NUL would end the C string early, and "/metrics%00.png" would be served as /metrics.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	(void)cls;
+	(void)conn;
+	if (strstr(s, "%00"))
+		return strlen(s);
+	return MHD_http_unescape(s);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -146,9 +173,10 @@ int http_start(const struct config *cfg)
 		flags |= MHD_USE_IPv6 | (any ? MHD_USE_DUAL_STACK : 0);
 	daemon_handle = MHD_start_daemon(
 		flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-		cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
-		MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_seconds,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+		cfg->timeout_seconds,
 		/* The per-connection pool holds the request line and headers. */
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_request, MHD_OPTION_END);
 	if (!daemon_handle) {
