@@ -146,9 +146,12 @@ install: all
 	install -D -m 0644 deploy/systemd/netstack_exporter.service $(DESTDIR)$(UNITDIR)/netstack_exporter.service
 	sed -i 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		$(DESTDIR)$(UNITDIR)/netstack_exporter.service
+	install -D -m 0644 deploy/systemd/netstack_exporter.service.d/syscall-filter.conf \
+		$(DESTDIR)$(UNITDIR)/netstack_exporter.service.d/syscall-filter.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/netstack_exporter $(DESTDIR)$(UNITDIR)/netstack_exporter.service
+	rm -rf $(DESTDIR)$(UNITDIR)/netstack_exporter.service.d
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/netstack_exporter
 
 # Regenerate the committed BTF header from the running kernel.

@@ -9,6 +9,7 @@ make -s install DESTDIR="$root" PREFIX=/usr BUILD="$BUILD" >"$TMP/install.log" 2
 	not_ok "make install" "$(cat "$TMP/install.log")"
 for f in usr/bin/netstack_exporter etc/netstack_exporter.ini \
 	usr/lib/systemd/system/netstack_exporter.service \
+	usr/lib/systemd/system/netstack_exporter.service.d/syscall-filter.conf \
 	usr/share/doc/netstack_exporter/README.md; do
 	check "installed $f" test -s "$root/$f"
 done

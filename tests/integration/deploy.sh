@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# deploy/kubernetes and deploy/docker, checked statically and against the real binary:
+#   - `kubectl kustomize` renders the base and the prometheus-operator overlay (parsed as YAML,
+#     then every assertion on the parsed objects with jq);
+#   - the DaemonSet's least-privilege points: limits on every container, nothing privileged,
+#     the exact capability list, read-only root and host mounts, probes on paths the exporter
+#     serves (asked of a running exporter), tolerations, rolling updates;
+#   - the ConfigMap's INI, taken from the rendered ConfigMap, passes `--check-config`;
+#   - the Dockerfile's build stage is run here, command for command, and its runtime stage
+#     installs exactly the packages that hold the libraries the built binary links against.
+# tests/integration/deploy_caps.sh runs the exporter with the DaemonSet's privileges.
+source "$(dirname "$0")/../lib.sh"
+[ -x "$EXPORTER" ] || skip_all "$EXPORTER not built"
+for tool in jq perl curl objdump dpkg-query; do
+	command -v "$tool" >/dev/null || skip_all "needs $tool (scripts/deps.sh test)"
+done
+perl -MYAML::XS -e 1 2>/dev/null || skip_all "needs YAML::XS (libyaml-libyaml-perl)"
+
+K=deploy/kubernetes
+# The capabilities the exporter needs, measured by deploy_caps.sh: drops and retrans load
+# tracing programs (BPF, PERFMON); rtt loads a sockops program (NET_ADMIN).
+EXPECTED_CAPS="BPF NET_ADMIN PERFMON"
+
+# yaml2json < YAML: every document of a YAML stream, as one JSON array.
+yaml2json() {
+	perl -MYAML::XS -MJSON::PP -e '$YAML::XS::Boolean = "JSON::PP"; local $/;
+		my @d = grep { defined } YAML::XS::Load(<STDIN>);
+		print JSON::PP->new->canonical->encode(\@d), "\n"'
+}
+# jqc NAME FILTER FILE: ok when the jq filter's output is `true`.
+jqc() {
+	local out
+	out=$(jq -r "$2" "$3" 2>&1)
+	if [ "$out" = true ]; then ok "$1"; else not_ok "$1" "jq '$2' gave: $out"; fi
+}
+# has_collector NAME: the binary knows collector NAME (its config section is accepted).
+has_collector() {
+	printf '[collector.%s]\nenabled = true\n' "$1" >"$TMP/probe.ini"
+	"$EXPORTER" --check-config --config "$TMP/probe.ini" >/dev/null 2>&1
+}
+
+# ---- render -------------------------------------------------------------------------------
+RENDERED=0
+if command -v kubectl >/dev/null && kubectl kustomize --help >/dev/null 2>&1; then
+	RENDERED=1
+	for what in base:"$K" full:"$K/overlays/prometheus-operator"; do
+		name=${what%%:*} dir=${what#*:}
+		if kubectl kustomize "$dir" >"$TMP/$name.yaml" 2>"$TMP/$name.err"; then
+			ok "kubectl kustomize $dir renders"
+		else
+			not_ok "kubectl kustomize $dir renders" "$(cat "$TMP/$name.err")"
+			finish
+		fi
+		yaml2json <"$TMP/$name.yaml" >"$TMP/$name.json" || {
+			not_ok "rendered $dir parses as YAML"
+			finish
+		}
+	done
+else
+	# No kubectl: the files themselves, without kustomize's namespace and generated ConfigMap.
+	echo "!!!!! kubectl kustomize not available: checking the raw manifests only !!!!!" >&2
+	for f in namespace serviceaccount daemonset service; do
+		cat "$K/base/$f.yaml"
+		echo ---
+	done >"$TMP/base.yaml"
+	{
+		cat "$TMP/base.yaml" $K/components/prometheus-operator/servicemonitor.yaml
+		echo ---
+		cat $K/components/prometheus-operator/prometheusrule.yaml
+	} >"$TMP/full.yaml"
+	for name in base full; do
+		yaml2json <"$TMP/$name.yaml" | jq --rawfile ini "$K/base/netstack_exporter.ini" \
+			'. + [{kind: "ConfigMap", metadata: {name: "netstack-exporter",
+			namespace: "netstack"}, data: {"netstack_exporter.ini": $ini}}]' >"$TMP/$name.json"
+	done
+fi
+B=$TMP/base.json F=$TMP/full.json
+
+check_eq "base kinds" "ConfigMap DaemonSet Namespace Service ServiceAccount" \
+	"$(jq -r '[.[].kind] | sort | join(" ")' "$B")"
+check_eq "overlay adds ServiceMonitor and PrometheusRule" \
+	"ConfigMap DaemonSet Namespace PrometheusRule Service ServiceAccount ServiceMonitor" \
+	"$(jq -r '[.[].kind] | sort | join(" ")' "$F")"
+if [ "$RENDERED" = 1 ]; then
+	jqc "every namespaced object is in namespace netstack" \
+		'[.[] | select(.kind != "Namespace") | .metadata.namespace == "netstack"] | all' "$F"
+fi
+jqc "namespace allows the pod (PSA privileged: added capabilities and hostPath)" \
+	'.[] | select(.kind == "Namespace") | .metadata.labels["pod-security.kubernetes.io/enforce"] == "privileged"' "$B"
+
+# ---- DaemonSet ----------------------------------------------------------------------------
+jq '.[] | select(.kind == "DaemonSet")' "$B" >"$TMP/ds.json"
+POD='.spec.template.spec'
+CONTAINERS="[$POD | (.containers // [])[], (.initContainers // [])[]]"
+jqc "one container" "$POD.containers | length == 1" "$TMP/ds.json"
+jqc "every container has CPU and memory requests and limits" \
+	"$CONTAINERS | map(.resources | .limits.cpu and .limits.memory and .requests.cpu and .requests.memory) | all" \
+	"$TMP/ds.json"
+check "nothing anywhere says privileged: true" bash -c "! grep -q 'privileged: true' '$TMP/base.yaml'"
+jqc "every container: privileged false, no privilege escalation, read-only root" \
+	"$CONTAINERS | map(.securityContext | .privileged == false and .allowPrivilegeEscalation == false and .readOnlyRootFilesystem == true) | all" \
+	"$TMP/ds.json"
+jqc "every container drops ALL capabilities" \
+	"$CONTAINERS | map(.securityContext.capabilities.drop == [\"ALL\"]) | all" "$TMP/ds.json"
+check_eq "capabilities added: exactly the measured set" "$EXPECTED_CAPS" \
+	"$(jq -r "$POD.containers[0].securityContext.capabilities.add | sort | join(\" \")" "$TMP/ds.json")"
+jqc "seccomp RuntimeDefault" \
+	"$POD.securityContext.seccompProfile.type == \"RuntimeDefault\" and ($CONTAINERS | map(.securityContext.seccompProfile.type // \"RuntimeDefault\") | all(. == \"RuntimeDefault\"))" \
+	"$TMP/ds.json"
+# The exporter cannot drop to another user after attaching: claiming runAsNonRoot would be false.
+jqc "runs as uid 0 and does not claim runAsNonRoot" \
+	"$POD.containers[0].securityContext | .runAsUser == 0 and .runAsNonRoot != true" "$TMP/ds.json"
+jqc "no hostNetwork, hostPID, hostIPC" \
+	"$POD | (.hostNetwork // false) == false and (.hostPID // false) == false and (.hostIPC // false) == false" \
+	"$TMP/ds.json"
+jqc "no API token mounted" "$POD.automountServiceAccountToken == false" "$TMP/ds.json"
+check_eq "host paths: BTF and the cgroup2 root only" "/sys/fs/cgroup /sys/kernel/btf" \
+	"$(jq -r "[$POD.volumes[] | .hostPath.path // empty] | sort | join(\" \")" "$TMP/ds.json")"
+jqc "every volume mount is read-only" "$CONTAINERS | map(.volumeMounts[] | .readOnly == true) | all" \
+	"$TMP/ds.json"
+jqc "tolerates every taint (runs on every node)" \
+	"[$POD.tolerations[] | select(.operator == \"Exists\" and (.key // \"\") == \"\" and (.effect // \"\") == \"\")] | length == 1" \
+	"$TMP/ds.json"
+jqc "rolling update with maxUnavailable" \
+	'.spec.updateStrategy.type == "RollingUpdate" and (.spec.updateStrategy.rollingUpdate.maxUnavailable != null)' \
+	"$TMP/ds.json"
+jqc "selector matches the pod template's labels" \
+	'. as $d | .spec.selector.matchLabels | to_entries | map(.value == $d.spec.template.metadata.labels[.key]) | all' \
+	"$TMP/ds.json"
+sa=$(jq -r "$POD.serviceAccountName" "$TMP/ds.json")
+jqc "service account $sa exists" "[.[] | select(.kind == \"ServiceAccount\" and .metadata.name == \"$sa\")] | length == 1" "$B"
+
+# ---- the INI: from the rendered ConfigMap, through the exporter's own parser ---------------
+cm_vol=$(jq -r "$POD.volumes[] | select(.configMap) | .name" "$TMP/ds.json")
+cm_name=$(jq -r "$POD.volumes[] | select(.configMap) | .configMap.name" "$TMP/ds.json")
+cm_mount=$(jq -r "$POD.containers[0].volumeMounts[] | select(.name == \"$cm_vol\") | .mountPath" "$TMP/ds.json")
+jq -r ".[] | select(.kind == \"ConfigMap\" and .metadata.name == \"$cm_name\") | .data | to_entries[0] | .key, .value" \
+	"$B" >"$TMP/cm.txt"
+cm_key=$(head -n 1 "$TMP/cm.txt")
+tail -n +2 "$TMP/cm.txt" >"$TMP/configmap.ini"
+check "the DaemonSet's ConfigMap $cm_name exists and holds an INI" test -s "$TMP/configmap.ini"
+check_eq "--config points at the mounted INI" "--config $cm_mount/$cm_key" \
+	"$(jq -r "$POD.containers[0].args | join(\" \")" "$TMP/ds.json")"
+# Collectors the binary does not have yet: their sections are checked once they land.
+cp "$TMP/configmap.ini" "$TMP/check.ini"
+for c in $(sed -n 's/^\[collector\.\(.*\)\]$/\1/p' "$TMP/configmap.ini"); do
+	if ! has_collector "$c"; then
+		echo "  note: $EXPORTER has no collector '$c' yet: its section is left out of the check"
+		awk -v s="[collector.$c]" '/^\[/ { skip = ($0 == s) } !skip' "$TMP/check.ini" >"$TMP/c.ini"
+		mv "$TMP/c.ini" "$TMP/check.ini"
+	fi
+done
+out=$("$EXPORTER" --check-config --config "$TMP/check.ini" 2>&1)
+check_eq "exporter --check-config accepts the ConfigMap's INI" 0 "$?"
+[ -n "$out" ] && echo "  $out"
+printf '[web]\nbogus = 1\n' >>"$TMP/check.ini"
+"$EXPORTER" --check-config --config "$TMP/check.ini" >/dev/null 2>&1
+check_eq "and rejects it with a bad key added (the check can fail)" 1 "$?"
+ini_get() { # SECTION KEY: the value in the ConfigMap's INI ("" when absent)
+	awk -v s="[$1]" -v k="$2" '/^\[/ { in_s = ($0 == s) }
+		in_s && $1 == k && $2 == "=" { sub(/^[^=]*= */, ""); print; exit }' "$TMP/configmap.ini"
+}
+if ini_get collector.drops labels | grep -q function; then
+	check "function label enabled: SYSLOG granted" grep -qw SYSLOG <<<"$EXPECTED_CAPS"
+fi
+if [ "$(ini_get collector.rtt existing_sockets)" != false ] && grep -q '^\[collector.rtt\]' "$TMP/configmap.ini"; then
+	not_ok "rtt existing_sockets on needs SYS_ADMIN, SYS_PTRACE and hostPID, which the DaemonSet does not grant"
+fi
+rtt_cgroup=$(ini_get collector.rtt cgroup)
+if [ -n "$rtt_cgroup" ]; then
+	check_eq "rtt cgroup is the mounted host cgroup2 root" "$rtt_cgroup" \
+		"$(jq -r "$POD.containers[0].volumeMounts[] | select(.name == \"cgroup\") | .mountPath" "$TMP/ds.json")"
+fi
+
+# ---- ports and probes: asked of a running exporter with the ConfigMap's INI ----------------
+listen=$(ini_get web listen_address)
+metrics_path=$(ini_get web metrics_path)
+port=${listen##*:}
+check_eq "containerPort = the INI's listen port" "$port" \
+	"$(jq -r "$POD.containers[0].ports[] | select(.name == \"metrics\") | .containerPort" "$TMP/ds.json")"
+jq -r "$POD.containers[0] | (.livenessProbe, .readinessProbe) | .httpGet | \"\(.path) \(.port)\"" \
+	"$TMP/ds.json" >"$TMP/probes.txt"
+check_eq "liveness and readiness probes: httpGet /healthz on port metrics" \
+	"/healthz metrics,/healthz metrics" "$(paste -sd, "$TMP/probes.txt")"
+# The exporter with the ConfigMap's INI (collectors that start or not; only HTTP matters here).
+awk '/^\[/ { skip = ($0 ~ /^\[collector\./) } !skip' "$TMP/check.ini" | grep -v '^bogus' >"$TMP/http.ini"
+if start_exporter --config "$TMP/http.ini"; then
+	while read -r path _; do
+		check_eq "probe path $path answers 200" 200 \
+			"$(curl -s -o /dev/null -w '%{http_code}' "$EXPORTER_URL$path")"
+	done <"$TMP/probes.txt"
+	check_eq "metrics_path $metrics_path answers 200" 200 \
+		"$(curl -s -o /dev/null -w '%{http_code}' "$EXPORTER_URL$metrics_path")"
+else
+	not_ok "exporter starts with the ConfigMap's INI"
+fi
+
+# ---- Service and ServiceMonitor -----------------------------------------------------------
+jq '.[] | select(.kind == "Service")' "$B" >"$TMP/svc.json"
+jqc "Service is headless" '.spec.clusterIP == "None"' "$TMP/svc.json"
+sel_ok=$(jq -r --slurpfile ds "$TMP/ds.json" \
+	'.spec.selector | to_entries | map(.value == $ds[0].spec.template.metadata.labels[.key]) | all' "$TMP/svc.json")
+check_eq "Service selects the DaemonSet's pods" true "$sel_ok"
+check_eq "Service port metrics -> container port metrics" "9437 metrics" \
+	"$(jq -r '.spec.ports[] | select(.name == "metrics") | "\(.port) \(.targetPort)"' "$TMP/svc.json")"
+jq '.[] | select(.kind == "ServiceMonitor")' "$F" >"$TMP/sm.json"
+sm_ok=$(jq -r --slurpfile svc "$TMP/svc.json" \
+	'.spec.selector.matchLabels | to_entries | map(.value == $svc[0].metadata.labels[.key]) | all' "$TMP/sm.json")
+check_eq "ServiceMonitor selects the Service" true "$sm_ok"
+check_eq "ServiceMonitor scrapes port metrics at the INI's metrics_path" "metrics $metrics_path" \
+	"$(jq -r '.spec.endpoints[0] | "\(.port) \(.path)"' "$TMP/sm.json")"
+jqc "ServiceMonitor sets node (and instance) from the pod's node name" \
+	'[.spec.endpoints[0].relabelings[] | select(.sourceLabels == ["__meta_kubernetes_pod_node_name"]) | .targetLabel] | sort == ["instance", "node"]' \
+	"$TMP/sm.json"
+check_eq "job label = Service name = the job the rules expect" "netstack-exporter" \
+	"$(jq -r 'if .spec.jobLabel then "jobLabel set" else .metadata.name end' "$TMP/svc.json")"
+grep -q 'job="netstack-exporter"' deploy/prometheus/netstack.rules.yml
+check_eq "rules use job=\"netstack-exporter\"" 0 "$?"
+
+# ---- Dockerfile -----------------------------------------------------------------------------
+D=deploy/docker/Dockerfile
+# stage_lines STAGE: the instructions of one stage, continuation lines joined.
+stage_lines() {
+	awk -v want="$1" '
+		/^[ \t]*#/ { next }
+		{ line = cont ? line " " $0 : $0 }
+		/\\$/ { sub(/\\$/, "", line); cont = 1; next }
+		{ cont = 0 }
+		toupper($1) == "FROM" { split(line, w, /[ \t]+/); stage = tolower(w[4]) }
+		stage == want && line != "" { gsub(/[ \t]+/, " ", line); print line }
+		{ line = "" }' "$D"
+}
+stage_lines build >"$TMP/build.stage"
+stage_lines runtime >"$TMP/runtime.stage"
+check_eq "build stage FROM" "FROM debian:12 AS build" "$(head -n 1 "$TMP/build.stage")"
+check_eq "runtime stage FROM" "FROM debian:12-slim AS runtime" "$(head -n 1 "$TMP/runtime.stage")"
+sed -n 's/^RUN //p' "$TMP/build.stage" >"$TMP/build.run"
+check_eq "build stage runs scripts/deps.sh build, then make" \
+	'scripts/deps.sh build|make BUILD="$BUILD" VERSION="$VERSION" COMMIT="$COMMIT" all' \
+	"$(paste -sd'|' "$TMP/build.run")"
+check "build stage installs no package but through scripts/deps.sh" \
+	bash -c "! grep -q 'apt-get\|dpkg -i' '$TMP/build.stage'"
+# Run the build stage here: its WORKDIR is a copy of the source tree, its ARGs are their defaults
+# (BUILD moved into our temporary directory), each RUN is run as written.
+src=$TMP/src
+mkdir -p "$src"
+tar -C . --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
+arg_default() { sed -n "s/^ARG $1=//p" "$TMP/build.stage"; }
+build_arg=$(arg_default BUILD)
+ok_build=1
+while read -r cmd; do
+	# A docker build has no make of ours around it: no MAKEFLAGS from `make test`.
+	if ! (cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL VERSION="$(arg_default VERSION)" \
+		COMMIT="$(arg_default COMMIT)" BUILD="$TMP/image-build" sh -c "$cmd") >"$TMP/docker-run.log" 2>&1; then
+		not_ok "Dockerfile RUN $cmd" "$(tail -n 20 "$TMP/docker-run.log")"
+		ok_build=0
+	fi
+done <"$TMP/build.run"
+[ "$ok_build" = 1 ] && ok "Dockerfile build stage commands succeed here"
+IMG_BIN=$TMP/image-build/netstack_exporter
+check "the build stage produced the binary" test -x "$IMG_BIN"
+check_eq "runtime stage copies it from the build stage's BUILD" \
+	"COPY --from=build $build_arg/netstack_exporter /usr/bin/netstack_exporter" \
+	"$(grep '^COPY --from=build' "$TMP/runtime.stage")"
+check_eq "ENTRYPOINT is the copied binary" 'ENTRYPOINT ["/usr/bin/netstack_exporter"]' \
+	"$(grep '^ENTRYPOINT' "$TMP/runtime.stage")"
+check_eq "EXPOSE the listen port" "EXPOSE $port" "$(grep '^EXPOSE' "$TMP/runtime.stage")"
+if [ -x "$IMG_BIN" ]; then
+	check "the image's binary runs (--version)" bash -c "\"\$1\" --version >/dev/null" _ "$IMG_BIN"
+	check "the image's binary accepts the image's config" bash -c \
+		"\"\$1\" --check-config --config conf/netstack_exporter.ini >/dev/null" _ "$IMG_BIN"
+	# Runtime packages: exactly the packages that hold the libraries the binary links against
+	# (libc6 comes with the base image), each the runtime library of a -dev package that
+	# scripts/deps.sh installs for the build.
+	needed=$(objdump -p "$IMG_BIN" | awk '$1 == "NEEDED" { print $2 }')
+	owners=$(for lib in $needed; do
+		dpkg -S "*/$lib" 2>/dev/null | grep "/$(gcc -print-multiarch)/$lib\$" | head -n 1 | cut -d: -f1
+	done | grep -vx libc6 | sort -u | paste -sd' ')
+	runtime_pkgs=$(grep '^RUN ' "$TMP/runtime.stage" |
+		sed -n 's/.*apt-get install -y --no-install-recommends \([^&]*\).*/\1/p' | tr ' ' '\n' |
+		grep . | sort -u | paste -sd' ')
+	check_eq "runtime packages = the packages of the binary's NEEDED libraries" "$owners" "$runtime_pkgs"
+	build_pkgs=$(sed -n '/^BUILD_PKGS="/,/"$/p' scripts/deps.sh | tr -d '"\\' | sed 's/BUILD_PKGS=//')
+	# "DEV RUNTIME" pairs: what each installed -dev build package depends on (dpkg's own
+	# database: no apt lists needed).
+	# shellcheck disable=SC2046
+	dpkg-query -W -f='${Package} ${Depends}\n' $(tr " " "\n" <<<"$build_pkgs" | grep -- "-dev\$") 2>/dev/null |
+		awk '{ dev = $1; $1 = ""; n = split($0, d, /[,|]/); for (i = 1; i <= n; i++) { split(d[i], w, " "); print dev, w[1] } }' >"$TMP/dev-deps.txt"
+	for p in $runtime_pkgs; do
+		from=$(awk -v p="$p" '$2 == p { print $1; exit }' "$TMP/dev-deps.txt")
+		check "runtime package $p is the library of build package ${from:-?} (scripts/deps.sh)" test -n "$from"
+	done
+fi
+check "the build context leaves out host build output" grep -qx build deploy/docker/Dockerfile.dockerignore
+
+finish
