@@ -31,12 +31,27 @@ static int last_cap(void)
 	return n < 63 ? n : 63;
 }
 
-static int set_caps(uint64_t keep)
+static int get_caps(struct __user_cap_header_struct *h, struct __user_cap_data_struct d[2])
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	h->version = _LINUX_CAPABILITY_VERSION_3;
+	h->pid = 0;
+	return syscall(SYS_capget, h, d) ? -1 : 0;
+}
+
+static int has_cap(int cap)
+{
+	struct __user_cap_header_struct h;
 	struct __user_cap_data_struct d[2];
 
-	if (syscall(SYS_capget, &h, d))
+	return !get_caps(&h, d) && (d[cap / 32].effective >> (cap % 32) & 1);
+}
+
+static int set_caps(uint64_t keep)
+{
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct d[2];
+
+	if (get_caps(&h, d))
 		return -1;
 	/* Only what we hold can be kept. */
 	keep &= (uint64_t)d[1].permitted << 32 | d[0].permitted;
@@ -58,8 +73,11 @@ int privs_drop(uint64_t keep, const char *user)
 			return -1;
 		}
 	}
-	/* Bounding set first: dropping from it needs CAP_SETPCAP, which goes next. */
-	for (int cap = 0; cap <= last_cap(); cap++)
+	/*
+	 * Bounding set first: dropping from it needs CAP_SETPCAP, which goes next. Without it
+	 * (started unprivileged) no_new_privs below keeps exec from using the bounding set.
+	 */
+	for (int cap = 0; cap <= last_cap() && has_cap(CAP_SETPCAP); cap++)
 		if (!(keep >> cap & 1) && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			goto fail;
