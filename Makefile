@@ -88,12 +88,12 @@ FORCE:
 
 $(BUILD)/netstack_exporter: $(BUILD)/exporter/main.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.o,$^) $(LDLIBS) -o $@
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $(filter %.c %.o,$^) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
@@ -103,7 +103,7 @@ $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_OBJS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined $(filter %.c %.o,$^) $(LDLIBS) -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
