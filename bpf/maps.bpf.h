@@ -13,10 +13,10 @@ static __always_inline void array_add(void *map, __u32 idx, __u64 n)
 }
 
 /*
- * Add n to key's counter in a bounded per-CPU hash, inserting it when new. False when the
- * map is full: the caller counts the event somewhere visible instead of losing it.
+ * This CPU's u64 for key in a bounded per-CPU hash, inserted as 0 when new. NULL when the map
+ * is full: the caller counts the event somewhere visible instead of losing it.
  */
-static __always_inline bool hash_add(void *map, const void *key, __u64 n)
+static __always_inline __u64 *hash_lookup_or_init(void *map, const void *key)
 {
 	__u64 *v = bpf_map_lookup_elem(map, key);
 
@@ -27,6 +27,14 @@ static __always_inline bool hash_add(void *map, const void *key, __u64 n)
 		bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(map, key);
 	}
+	return v;
+}
+
+/* Add n to key's counter in a bounded per-CPU hash; false when the map is full. */
+static __always_inline bool hash_add(void *map, const void *key, __u64 n)
+{
+	__u64 *v = hash_lookup_or_init(map, key);
+
 	if (!v)
 		return false;
 	*v += n;

@@ -34,4 +34,19 @@ int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *an
 int parse_bool(const char *s, bool *out, char *err, size_t errlen);
 int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen);
 
+/* An optional label of a collector and its bit in the collector's label mask. */
+struct label_option {
+	const char *name;
+	unsigned bit;
+};
+
+/*
+ * A collector's `labels` list, names separated by commas or blanks: every name in required
+ * (NULL-terminated) must appear, and each of the n_optional names that appears sets its bit
+ * in *mask. 0, or -1 with err set and *mask untouched.
+ */
+int parse_label_list(const char *s, const char *const *required,
+		     const struct label_option *optional, size_t n_optional, unsigned *mask,
+		     char *err, size_t errlen);
+
 #endif

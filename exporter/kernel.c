@@ -231,6 +231,82 @@ void reasons_free(struct reason_table *t)
 	table_init(t);
 }
 
+#define TCP_STATE_PREFIX "TCP_"
+
+/* The TCP states' enum has no name; TCP_ESTABLISHED marks it (BPF_TCP_* and others are lookalikes). */
+static bool is_tcp_state_enum(const struct btf *btf, const struct btf_type *bt)
+{
+	const struct btf_enum *e = btf_enum(bt);
+	const char *tname = btf__name_by_offset(btf, bt->name_off);
+
+	if (tname && *tname)
+		return false;
+	for (int i = 0; i < btf_vlen(bt); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), "TCP_ESTABLISHED"))
+			return true;
+	return false;
+}
+
+int tcp_states_from_btf(struct tcp_states *t, const struct btf *btf)
+{
+	__u32 n = btf__type_cnt(btf);
+
+	memset(t, 0, sizeof(*t));
+	for (__u32 id = 1; id < n; id++) {
+		const struct btf_type *bt = btf__type_by_id(btf, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(bt) || !is_tcp_state_enum(btf, bt))
+			continue;
+		e = btf_enum(bt);
+		for (int i = 0; i < btf_vlen(bt); i++, e++) {
+			const char *name = btf__name_by_offset(btf, e->name_off);
+			uint32_t v = (uint32_t)e->val;
+
+			/* TCP_MAX_STATES is a bound, not a state. */
+			if (strncmp(name, TCP_STATE_PREFIX, strlen(TCP_STATE_PREFIX)) ||
+			    !strcmp(name, "TCP_MAX_STATES") || v >= TCP_STATES_MAX || t->name[v])
+				continue;
+			t->name[v] = strdup(name + strlen(TCP_STATE_PREFIX));
+			if (!t->name[v]) {
+				tcp_states_free(t);
+				return -ENOMEM;
+			}
+			t->n++;
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int tcp_states_load(struct tcp_states *t)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	if (!btf)
+		return -errno;
+	err = tcp_states_from_btf(t, btf);
+	btf__free(btf);
+	return err;
+}
+
+const char *tcp_state_name(const struct tcp_states *t, uint32_t value, char *buf, size_t len)
+{
+	if (value < TCP_STATES_MAX && t->name[value])
+		return t->name[value];
+	snprintf(buf, len, "%u", value);
+	return buf;
+}
+
+void tcp_states_free(struct tcp_states *t)
+{
+	for (unsigned i = 0; i < TCP_STATES_MAX; i++)
+		free(t->name[i]);
+	memset(t, 0, sizeof(*t));
+}
+
 static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;

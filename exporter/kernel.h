@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Names from the running kernel: drop reasons (BTF, tracefs fallback) and symbols (kallsyms). */
+/*
+ * Names from the running kernel: drop reasons (BTF, tracefs fallback), TCP states (BTF) and
+ * symbols (kallsyms).
+ */
 #ifndef NETSTACK_KERNEL_H
 #define NETSTACK_KERNEL_H
 
@@ -33,6 +36,22 @@ int reasons_from_tracefs(struct reason_table *t, const char *format_path);
 /* Name for a value: exact name, else "SUBSYS:code" for a known subsystem, else the number. */
 const char *reason_name(const struct reason_table *t, uint32_t value, char *buf, size_t len);
 void reasons_free(struct reason_table *t);
+
+/* TCP states (TCP_ESTABLISHED, ...): their values index the table, names lack the TCP_ prefix. */
+#define TCP_STATES_MAX 256
+
+struct tcp_states {
+	char *name[TCP_STATES_MAX]; /* NULL: no state with that value */
+	unsigned n;		    /* states named */
+};
+
+/* From the vmlinux BTF of the running kernel. */
+int tcp_states_load(struct tcp_states *t);
+/* From one BTF object: the anonymous enum that holds TCP_ESTABLISHED. -ENOENT without it. */
+int tcp_states_from_btf(struct tcp_states *t, const struct btf *btf);
+/* The state's name, or its number in buf when the kernel has no name for it. */
+const char *tcp_state_name(const struct tcp_states *t, uint32_t value, char *buf, size_t len);
+void tcp_states_free(struct tcp_states *t);
 
 struct ksym {
 	uint64_t addr;

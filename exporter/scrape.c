@@ -105,7 +105,8 @@ static void render_bpf_stats(struct expo *e)
 		bpf_object__for_each_program(prog, obj) {
 			__u32 len = sizeof(struct bpf_prog_info);
 
-			if (n == (int)(sizeof(progs) / sizeof(progs[0])) || bpf_program__fd(prog) < 0)
+			if (n == (int)(sizeof(progs) / sizeof(progs[0])) ||
+			    bpf_program__fd(prog) < 0)
 				continue;
 			memset(&progs[n].info, 0, len);
 			if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &progs[n].info, &len))

@@ -9,6 +9,9 @@
 /* Render every enabled collector and the exporter's own metrics into out. */
 void scrape_render(struct mbuf *out, enum metric_format format);
 
+/* Value of every optional label of the series counting what a bounded map had no room for. */
+#define OVERFLOW_LABEL "__overflow__"
+
 /* Called by collectors while collecting: entries a bounded map had no room for. */
 void scrape_map_overflow(const char *map, uint64_t count);
 

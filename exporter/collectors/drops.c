@@ -16,16 +16,13 @@
 #include "log.h"
 #include "scrape.h"
 
-#define OVERFLOW_LABEL "__overflow__"
 #define DEFAULT_MAX_SERIES 4096
 
 static const char *const family_names[NR_FAMILIES] = { "ipv4", "ipv6", "arp", "other" };
 static const char *const proto_names[NR_PROTOS] = { "tcp", "udp", "icmp", "icmpv6", "other" };
 
-static const struct {
-	const char *name;
-	unsigned bit;
-} optional_labels[] = {
+static const char *const required_labels[] = { "reason", "family", "protocol", NULL };
+static const struct label_option optional_labels[] = {
 	{ "function", DROP_LABEL_FUNCTION },
 	{ "netns", DROP_LABEL_NETNS },
 	{ "interface", DROP_LABEL_INTERFACE },
@@ -66,47 +63,11 @@ static void drops_reset(void)
 	cfg.direct_read = true;
 }
 
-static int parse_labels(const char *s, unsigned *mask, char *err, size_t errlen)
-{
-	char buf[256], *save, *tok;
-	unsigned m = 0, seen = 0;
-
-	if (strlen(s) >= sizeof(buf)) {
-		snprintf(err, errlen, "list too long");
-		return -1;
-	}
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
-		unsigned bit = 0;
-
-		if (!strcmp(tok, "reason") || !strcmp(tok, "family") || !strcmp(tok, "protocol")) {
-			seen |= !strcmp(tok, "reason") ? 1 : !strcmp(tok, "family") ? 2 : 4;
-			continue;
-		}
-		for (unsigned i = 0; i < NR_OPTIONAL; i++)
-			if (!strcmp(tok, optional_labels[i].name))
-				bit = optional_labels[i].bit;
-		if (!bit) {
-			snprintf(err, errlen,
-				 "unknown label '%s' (known: reason, family, protocol, function, "
-				 "netns, interface)",
-				 tok);
-			return -1;
-		}
-		m |= bit;
-	}
-	if (seen != 7) {
-		snprintf(err, errlen, "labels must include reason, family and protocol");
-		return -1;
-	}
-	*mask = m;
-	return 0;
-}
-
 static int drops_set(const char *key, const char *value, char *err, size_t errlen)
 {
 	if (!strcmp(key, "labels"))
-		return parse_labels(value, &cfg.label_mask, err, errlen);
+		return parse_label_list(value, required_labels, optional_labels, NR_OPTIONAL,
+					&cfg.label_mask, err, errlen);
 	if (!strcmp(key, "max_series"))
 		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
 	if (!strcmp(key, "direct_read")) {
@@ -312,13 +273,13 @@ static int drops_collect(struct expo *e)
 		log_warn("drops: cannot read maps: %s", strerror(-err));
 		return -1;
 	}
-	if ((size_t)(na + nk) > rows_cap) {
-		struct row *r = realloc(rows, (na + nk) * sizeof(*r));
+	if ((size_t)na + nk > rows_cap) {
+		struct row *r = realloc(rows, ((size_t)na + nk) * sizeof(*r));
 
 		if (!r)
 			return -1;
 		rows = r;
-		rows_cap = na + nk;
+		rows_cap = (size_t)na + nk;
 	}
 	for (int i = 0; i < na; i++) {
 		uint32_t idx = ((uint32_t *)by_reason.keys)[i];

@@ -4,9 +4,13 @@
 #include "collector.h"
 
 extern struct collector drops_collector;
+extern struct collector retrans_collector;
+extern struct collector rtt_collector;
 
 struct collector *const collectors[] = {
 	&drops_collector,
+	&retrans_collector,
+	&rtt_collector,
 	NULL,
 };
 

@@ -41,20 +41,6 @@ stop_exporter() {
 	done
 }
 
-# scrape FILE: one /metrics response into FILE (a failed scrape fails the calling test).
-scrape() { curl -sf "$EXPORTER_URL/metrics" >"$1" || : >"$1"; }
-
-# fsum FILE REGEX: like scrape_sum, on a saved scrape (several sums from one consistent read).
-fsum() {
-	RE=$2 awk '
-		BEGIN { re = ENVIRON["RE"] }
-		/^#/ { next }
-		{ v = $NF; $NF = ""; sub(/ +$/, ""); if ($0 ~ re) s += v }
-		END { printf "%.0f\n", s }' "$1"
-}
-# delta FILE_BEFORE FILE_AFTER REGEX
-delta() { echo $(($(fsum "$2" "$3") - $(fsum "$1" "$3"))); }
-
 # Regex for drop series with the given reason, family, protocol and optional labels (a regex
 # fragment for the rest of the label set, "" for none).
 series() {
@@ -152,23 +138,6 @@ settle() {
 	done
 	sleep 0.05 # the drop follows its nft counter within the same softirq pass
 }
-
-# promtool_ok NAME FILE: promtool check metrics exits 0 on the scrape in FILE.
-promtool_ok() {
-	local out rc
-	if [ ! -s "$2" ]; then
-		not_ok "$1" "empty scrape"
-		return
-	fi
-	out=$(promtool check metrics <"$2" 2>&1)
-	rc=$?
-	if [ "$rc" -eq 0 ]; then ok "$1"; else not_ok "$1" "promtool exit $rc: $out"; fi
-}
-
-# ge NAME ACTUAL MIN / lt NAME ACTUAL BOUND / gt NAME ACTUAL BOUND
-ge() { if [ "$2" -ge "$3" ]; then ok "$1 ($2 >= $3)"; else not_ok "$1" "$2 < $3"; fi; }
-gt() { if [ "$2" -gt "$3" ]; then ok "$1 ($2 > $3)"; else not_ok "$1" "$2 <= $3"; fi; }
-lt() { if [ "$2" -lt "$3" ]; then ok "$1 ($2 < $3)"; else not_ok "$1" "$2 >= $3"; fi; }
 
 # ---------------------------------------------------------------------------------------------
 # Topology: A -> B (veth va/vb), C -> D (veth vc/vd, used by the max_series test). Traffic stays

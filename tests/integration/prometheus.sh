@@ -5,7 +5,8 @@
 #
 # Other processes on this host drop packets on loopback too, so the flood runs between two
 # network namespaces of our own over a veth pair, and the exporter adds the `interface` label:
-# the series on our veth's receiving end can only come from our flood.
+# the series on our veth's receiving end can only come from our flood. A TCP transfer between
+# the same namespaces feeds the RTT histogram for a histogram_quantile query.
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 command -v prometheus >/dev/null || skip_all "needs prometheus (Debian package prometheus)"
@@ -120,6 +121,31 @@ done
 check_eq "Prometheus has the exporter's final NO_SOCKET count" "$exp_total" "$prom_total"
 check "NO_SOCKET count > 0 and <= datagrams sent ($exp_total <= $sent)" \
 	awk -v n="$exp_total" -v s="$sent" 'BEGIN { exit !(n > 0 && n <= s) }'
+
+# ---- TCP round-trip times ----
+# A bulk TCP transfer between the namespaces gives the RTT histogram fresh samples; PromQL's
+# quantile over its buckets must then be a number of seconds (not NaN, not empty).
+TCPBULK=$BUILD/tests/tcpbulk
+RTT_QUERY='histogram_quantile(0.9, sum by (le) (rate(netstack_tcp_rtt_seconds_bucket[1m])))'
+if [ -x "$TCPBULK" ]; then
+	ip netns exec "$NS_B" "$TCPBULK" sink 10.99.0.2 5001 >/dev/null 2>&1 &
+	on_exit "kill $!"
+	sleep 0.2
+	ip netns exec "$NS_A" "$TCPBULK" send 10.99.0.2 5001 3 >/dev/null 2>&1 &
+	BULK_PID=$!
+	on_exit "kill $BULK_PID"
+	p90=''
+	for _ in $(seq 30); do # bounded: about 15 s
+		p90=$(first_value "$(prom_query "$RTT_QUERY")")
+		[[ "$p90" =~ ^[0-9.e+-]+$ ]] && gt "$p90" 0 && break
+		sleep 0.5
+	done
+	check "PromQL $RTT_QUERY: a number of seconds ($p90)" \
+		awk -v q="$p90" 'BEGIN { exit !(q ~ /^[0-9.e+-]+$/ && q + 0 > 0 && q + 0 < 60) }'
+	wait "$BULK_PID"
+else
+	not_ok "PromQL $RTT_QUERY" "$TCPBULK not built (make $TCPBULK)"
+fi
 
 # ---- scrape health ----
 check_eq "PromQL up{job=\"netstack\"}" 1 "$(first_value "$(prom_query 'up{job="netstack"}')")"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bench_floor: attach the empty tp_btf/kfree_skb program of tests/bench/floor.bpf.c, print its
- * program id on stdout, stay attached until SIGTERM or SIGINT, then detach.
+ * bench_floor [HOOK]: attach the empty program for HOOK (tests/bench/floor*.bpf.c; default
+ * kfree_skb), print its program id on stdout, stay attached until SIGTERM or SIGINT, then detach.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -11,18 +11,36 @@
 #include <string.h>
 
 #include "floor.skel.h"
+#include "floor_retrans.skel.h"
+
+/* Each floor object holds one program; its skeleton gives the object's bytes. */
+static const struct {
+	const char *hook;
+	const void *(*elf_bytes)(size_t *sz);
+} floors[] = {
+	{ "kfree_skb", floor_bpf__elf_bytes },
+	{ "tcp_retransmit_skb", floor_retrans_bpf__elf_bytes },
+};
+#define NR_FLOORS (sizeof(floors) / sizeof(floors[0]))
 
 int main(int argc, char **argv)
 {
+	const char *hook = argc > 1 ? argv[1] : "kfree_skb";
+	struct bpf_object *obj = NULL;
+	struct bpf_link *link = NULL;
+	struct bpf_program *prog;
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
-	struct floor_bpf *skel;
+	const void *bytes = NULL;
 	sigset_t sigs;
+	size_t sz = 0;
 	int err, sig;
 
-	(void)argv;
-	if (argc != 1) {
-		fprintf(stderr, "usage: bench_floor\n");
+	for (size_t i = 0; i < NR_FLOORS; i++)
+		if (!strcmp(hook, floors[i].hook))
+			bytes = floors[i].elf_bytes(&sz);
+	if (argc > 2 || !bytes) {
+		fprintf(stderr, "usage: bench_floor [kfree_skb|tcp_retransmit_skb]\n");
 		return 2;
 	}
 	/* Block the stop signals first so one arriving during load is not lost. */
@@ -31,19 +49,29 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 
-	skel = floor_bpf__open_and_load();
-	if (!skel) {
-		fprintf(stderr, "bench_floor: cannot load BPF program: %s\n", strerror(errno));
-		return 1;
-	}
-	err = floor_bpf__attach(skel);
+	obj = bpf_object__open_mem(bytes, sz, NULL);
+	err = libbpf_get_error(obj);
 	if (err) {
-		fprintf(stderr, "bench_floor: cannot attach to tp_btf/kfree_skb: %s\n",
+		obj = NULL;
+		fprintf(stderr, "bench_floor: cannot open BPF object: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		fprintf(stderr, "bench_floor: cannot load BPF program: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	prog = bpf_object__next_program(obj, NULL);
+	link = bpf_program__attach(prog);
+	err = libbpf_get_error(link);
+	if (err) {
+		link = NULL;
+		fprintf(stderr, "bench_floor: cannot attach to tp_btf/%s: %s\n", hook,
 			strerror(-err));
 		goto cleanup;
 	}
 	memset(&info, 0, sizeof(info));
-	err = bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.kfree_skb_floor), &info, &len);
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len);
 	if (err) {
 		err = -errno;
 		fprintf(stderr, "bench_floor: cannot read program info: %s\n", strerror(-err));
@@ -55,8 +83,8 @@ int main(int argc, char **argv)
 	err = sigwait(&sigs, &sig);
 	if (err)
 		fprintf(stderr, "bench_floor: sigwait: %s\n", strerror(err));
-	floor_bpf__detach(skel);
 cleanup:
-	floor_bpf__destroy(skel);
+	bpf_link__destroy(link);
+	bpf_object__close(obj);
 	return err ? 1 : 0;
 }

@@ -43,6 +43,7 @@ static int sink(const char *addr, const char *port)
 		perror("tcpbulk: listen");
 		return 1;
 	}
+	freeaddrinfo(ai);
 	signal(SIGCHLD, SIG_IGN); /* children reap themselves */
 	printf("listening\n");
 	fflush(stdout);
@@ -79,6 +80,7 @@ static int send_for(const char *addr, const char *port, double seconds)
 		perror("tcpbulk: connect");
 		return 1;
 	}
+	freeaddrinfo(ai);
 	while (now() < end) {
 		ssize_t n = write(fd, buf, sizeof(buf));
 

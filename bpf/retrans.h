@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Types shared by bpf/retrans.bpf.c and exporter/collectors/retrans.c. */
+#ifndef NETSTACK_RETRANS_H
+#define NETSTACK_RETRANS_H
+
+enum retrans_kind { RT_KIND_RETRANSMIT, RT_KIND_SYNACK, RT_NR_KINDS };
+enum retrans_family { RT_IPV4, RT_IPV6, RT_OTHER, RT_NR_FAMILIES };
+
+/*
+ * The kernel tests states through 32-bit masks (TCPF_* = 1 << state), so every TCP state is
+ * below 32. The program clamps anything else to 31 to stay inside the array.
+ */
+#define RT_NR_STATES 32
+
+/* Optional labels; those not set in label_mask stay zero in the key. */
+#define RT_LABEL_NETNS (1u << 0)
+
+/*
+ * One u64 counter per slot, the same slot numbers in the per-CPU array (default labels) and in
+ * the hash key (optional labels): failures by family, the overflow count, then a pair per
+ * (kind, family, state), packets then segments, side by side so that one retransmission
+ * touches one cache line.
+ */
+#define RT_FAILURES(family) (family)
+#define RT_OVERFLOW RT_NR_FAMILIES /* events the hash had no room for */
+#define RT_PAIR_BASE 4		   /* even: a pair never straddles a group of 8 slots */
+#define RT_PACKETS(kind, family, state)                                                            \
+	(RT_PAIR_BASE + 2 * (((kind)*RT_NR_FAMILIES + (family)) * RT_NR_STATES + (state)))
+#define RT_SEGMENTS(kind, family, state) (RT_PACKETS(kind, family, state) + 1)
+#define RT_NR_SLOTS RT_PACKETS(RT_NR_KINDS, 0, 0)
+
+/* Key of the optional-label hash: the array slot plus the optional labels. */
+struct retrans_key {
+	__u32 netns;
+	__u32 slot;
+};
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Types shared by bpf/rtt.bpf.c and exporter/collectors/rtt.c. */
+#ifndef NETSTACK_RTT_H
+#define NETSTACK_RTT_H
+
+enum rtt_family { RTT_IPV4, RTT_IPV6, NR_RTT_FAMILIES };
+/* srtt: the smoothed RTT after the update, what ss shows; sample: the measurement itself. */
+enum rtt_kind { RTT_KIND_SRTT, RTT_KIND_SAMPLE, NR_RTT_KINDS };
+
+/* Optional labels; those not set in label_mask stay zero in the key. */
+#define RTT_LABEL_NETNS (1u << 0)
+#define RTT_LABEL_KIND (1u << 1) /* without it, only srtt is recorded */
+
+/*
+ * Log2 buckets of the sample in microseconds: bucket i counts samples of at most
+ * 2^(RTT_MIN_SHIFT + i) us, from 4 us to 2^25 us (33.6 s); the last bucket is +Inf.
+ */
+#define RTT_MIN_SHIFT 2
+#define RTT_MAX_SHIFT 25
+#define RTT_NR_BOUNDS (RTT_MAX_SHIFT - RTT_MIN_SHIFT + 1)
+#define RTT_NR_BUCKETS (RTT_NR_BOUNDS + 1)
+
+/*
+ * The tcp_rtt_by_family array holds, for each histogram RTT_HIST(overflow, kind, family) and
+ * each bucket, the count of samples and their sum in microseconds side by side, so that a
+ * sample's two updates land next to each other; a histogram's sum is the sum of its buckets'
+ * sums. Overflow histograms hold what the netns hash had no room for.
+ */
+#define RTT_HIST(overflow, kind, family)                                                           \
+	((((overflow)*NR_RTT_KINDS) + (kind)) * NR_RTT_FAMILIES + (family))
+#define RTT_NR_HISTS RTT_HIST(2, 0, 0)
+#define RTT_COUNT(hist, bucket) (((hist)*RTT_NR_BUCKETS + (bucket)) * 2)
+#define RTT_SUM(hist, bucket) (RTT_COUNT(hist, bucket) + 1)
+#define RTT_ARRAY_SIZE RTT_COUNT(RTT_NR_HISTS, 0)
+
+/*
+ * Key of the hashes used with the netns label: tcp_rtt (sum of samples in microseconds per
+ * histogram, bucket 0, bounded by max_series) and tcp_rtt_buckets (one counter per bucket).
+ */
+struct rtt_key {
+	__u32 netns;
+	__u8 family;
+	__u8 kind;
+	__u8 bucket;
+	__u8 pad;
+};
+
+/* What the start-up pass over existing sockets (iter/tcp) did, in the program's .bss. */
+struct rtt_existing {
+	__u64 enabled; /* RTT callbacks turned on */
+	__u64 already; /* already on (another program, or established after we attached) */
+	__u64 failed;  /* bpf_setsockopt() refused */
+};
+
+#endif

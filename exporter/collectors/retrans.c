@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* TCP retransmissions: bpf/retrans.bpf.c counts, this file names and renders. */
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfmap.h"
+#include "collector.h"
+#include "config.h"
+#include "kernel.h"
+#include "log.h"
+#include "retrans.h"
+#include "retrans.skel.h"
+#include "scrape.h"
+
+#define DEFAULT_MAX_SERIES 4096
+
+static const char *const family_names[RT_NR_FAMILIES] = { "ipv4", "ipv6", "other" };
+static const char *const kind_names[RT_NR_KINDS] = { "retransmit", "synack" };
+
+static const char *const required_labels[] = { "family", "kind", "state", NULL };
+static const struct label_option optional_labels[] = {
+	{ "netns", RT_LABEL_NETNS },
+};
+
+static struct {
+	unsigned label_mask;
+	unsigned max_series;
+} cfg;
+
+static struct retrans_bpf *skel;
+static struct tcp_states states;
+static struct percpu_reader by_slot, by_key;
+static bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
+static bool logged_overflow, logged_unknown;
+
+/* The families, in the order they are rendered. */
+enum metric { M_PACKETS, M_SEGMENTS, M_FAILURES };
+
+/* One series before merging: segments of every (kind, state) of a family add up. */
+struct row {
+	uint8_t metric;
+	uint32_t id;   /* M_PACKETS: its slot; otherwise the family */
+	bool overflow; /* netns unknown: the hash was full */
+	uint32_t netns;
+	uint64_t value;
+};
+
+static struct row *rows;
+static size_t rows_cap;
+
+static void retrans_reset(void)
+{
+	cfg.label_mask = 0;
+	cfg.max_series = DEFAULT_MAX_SERIES;
+}
+
+static int retrans_set(const char *key, const char *value, char *err, size_t errlen)
+{
+	if (!strcmp(key, "labels"))
+		return parse_label_list(value, required_labels, optional_labels,
+					sizeof(optional_labels) / sizeof(optional_labels[0]),
+					&cfg.label_mask, err, errlen);
+	if (!strcmp(key, "max_series"))
+		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
+	snprintf(err, errlen, "unknown key '%s' in [collector.retrans]", key);
+	return -1;
+}
+
+/* Arguments of a tracepoint in BTF (its func proto less the context), -1 if it does not exist. */
+static int tracepoint_args(const struct btf *btf, const char *name)
+{
+	char typedef_name[128];
+	const struct btf_type *t;
+	int id;
+
+	snprintf(typedef_name, sizeof(typedef_name), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
+	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
+}
+
+static int probe_kernel(bool *err_arg, bool *synack)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int n;
+
+	if (!btf) {
+		log_error("retrans: no kernel BTF (/sys/kernel/btf/vmlinux): %s", strerror(errno));
+		return -ENOENT;
+	}
+	n = tracepoint_args(btf, "tcp_retransmit_skb");
+	*err_arg = n >= 3;
+	*synack = tracepoint_args(btf, "tcp_retransmit_synack") >= 2;
+	btf__free(btf);
+	if (n < 2) {
+		log_error("retrans: kernel has no tcp_retransmit_skb tracepoint in its BTF");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void retrans_stop(void)
+{
+	retrans_bpf__destroy(skel);
+	skel = NULL;
+	tcp_states_free(&states);
+	percpu_reader_free(&by_slot);
+	percpu_reader_free(&by_key);
+	free(rows);
+	rows = NULL;
+	rows_cap = 0;
+}
+
+static int retrans_start(void)
+{
+	bool netns = cfg.label_mask & RT_LABEL_NETNS, synack;
+	uint32_t hash_size = netns ? cfg.max_series : 1;
+	struct bpf_program *prog, *retransmit, *synack_prog;
+	int err;
+
+	err = probe_kernel(&have_err, &synack);
+	if (err)
+		return err;
+	err = tcp_states_load(&states);
+	if (err)
+		log_warn("retrans: no TCP state names in kernel BTF (%s): states are numbers",
+			 strerror(-err));
+	skel = retrans_bpf__open();
+	if (!skel) {
+		err = -errno;
+		log_error("retrans: cannot open BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* One program per hook: the one for this kernel's tracepoint and these labels. */
+	if (have_err)
+		retransmit =
+			netns ? skel->progs.count_retransmit_netns : skel->progs.count_retransmit;
+	else
+		retransmit = netns ? skel->progs.count_retransmit_noerr_netns
+				   : skel->progs.count_retransmit_noerr;
+	synack_prog = netns ? skel->progs.count_synack_netns : skel->progs.count_synack;
+	for (prog = bpf_object__next_program(skel->obj, NULL); prog;
+	     prog = bpf_object__next_program(skel->obj, prog))
+		bpf_program__set_autoload(prog,
+					  prog == retransmit || (synack && prog == synack_prog));
+	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
+
+	err = retrans_bpf__load(skel);
+	if (err) {
+		log_error("retrans: cannot load BPF programs: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = retrans_bpf__attach(skel);
+	if (err) {
+		log_error("retrans: cannot attach to tp_btf/tcp_retransmit_skb and "
+			  "tcp_retransmit_synack: %s",
+			  strerror(-err));
+		goto cleanup;
+	}
+	err = percpu_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits),
+				 sizeof(uint32_t), RT_NR_SLOTS);
+	if (!err)
+		err = percpu_reader_init(&by_key, bpf_map__fd(skel->maps.tcp_retransmits_netns),
+					 sizeof(struct retrans_key), hash_size);
+	if (err)
+		goto cleanup;
+	log_info("retrans: attached %s to tp_btf/tcp_retransmit_skb%s%s%s (%u TCP states from BTF, "
+		 "max_series=%u)",
+		 bpf_program__name(retransmit), synack ? " and " : "",
+		 synack ? bpf_program__name(synack_prog) : "",
+		 synack ? " to tp_btf/tcp_retransmit_synack" : "", states.n, cfg.max_series);
+	if (!have_err)
+		log_warn("retrans: tcp_retransmit_skb has no err argument before Linux 6.17: only "
+			 "successful retransmissions are seen, and "
+			 "netstack_tcp_retransmit_failures_total is not exported");
+	if (!synack)
+		log_warn("retrans: kernel has no tcp_retransmit_synack tracepoint: SYN-ACK "
+			 "retransmissions are not counted");
+	/* No tracepoint marks a tail loss probe; fentry would, but cannot be relied upon. */
+	log_info("retrans: kind tail_loss_probe unavailable (no kernel tracepoint for it): a probe "
+		 "that resends the last segment is counted as kind retransmit");
+	return 0;
+cleanup:
+	retrans_stop();
+	return err;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->metric != y->metric)
+		return x->metric - y->metric;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->overflow != y->overflow)
+		return x->overflow - y->overflow;
+	return x->netns < y->netns ? -1 : x->netns > y->netns;
+}
+
+/* The row a slot's counter belongs to. */
+static struct row slot_row(uint32_t slot, uint64_t value)
+{
+	struct row r = { .id = slot, .value = value };
+	uint32_t pair = (slot - RT_PAIR_BASE) / 2;
+
+	if (slot < RT_OVERFLOW) {
+		r.metric = M_FAILURES;
+	} else if ((slot - RT_PAIR_BASE) % 2) {
+		r.metric = M_SEGMENTS;
+		r.id = pair / RT_NR_STATES % RT_NR_FAMILIES;
+	} else {
+		r.metric = M_PACKETS;
+	}
+	return r;
+}
+
+static void render_row(struct expo *e, const struct row *r)
+{
+	char state_buf[16], netns_buf[16];
+	struct labels l = { 0 };
+
+	if (r->metric == M_PACKETS) {
+		uint32_t pair = (r->id - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
+		const char *name = tcp_state_name(&states, state, state_buf, sizeof(state_buf));
+
+		if (name == state_buf)
+			log_once(logged_unknown, LOG_WARN,
+				 "retrans: TCP state %u has no name in this kernel's BTF; it is "
+				 "rendered as its number",
+				 state);
+		labels_add(&l, "family", family_names[pair / RT_NR_STATES % RT_NR_FAMILIES]);
+		labels_add(&l, "kind", kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES]);
+		labels_add(&l, "state", name);
+	} else {
+		labels_add(&l, "family", family_names[r->id]);
+	}
+	if (cfg.label_mask & RT_LABEL_NETNS) {
+		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
+		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
+	}
+	expo_u64(e, &l, r->value);
+}
+
+static const struct {
+	const char *name, *help;
+} families[] = {
+	[M_PACKETS] = { "netstack_tcp_retransmits_total",
+			"TCP retransmissions the kernel counted, one per packet, by kind and TCP "
+			"state." },
+	[M_SEGMENTS] = { "netstack_tcp_retransmitted_segments_total",
+			 "TCP segments retransmitted, as counted in TcpRetransSegs." },
+	[M_FAILURES] = { "netstack_tcp_retransmit_failures_total",
+			 "TCP retransmission attempts that failed (tracepoint err != 0)." },
+};
+
+static int retrans_collect(struct expo *e)
+{
+	uint64_t overflowed = 0;
+	size_t n = 0, i = 0;
+	int na, nk = 0;
+
+	na = percpu_reader_read(&by_slot);
+	if (na >= 0 && cfg.label_mask)
+		nk = percpu_reader_read(&by_key);
+	if (na < 0 || nk < 0) {
+		log_warn("retrans: cannot read maps: %s", strerror(-(na < 0 ? na : nk)));
+		return -1;
+	}
+	if ((size_t)(na + nk) + 4 > rows_cap) {
+		struct row *r = realloc(rows, (na + nk + 4) * sizeof(*r));
+
+		if (!r)
+			return -1;
+		rows = r;
+		rows_cap = na + nk + 4;
+	}
+	/* Without optional labels, IPv4 and IPv6 segments and failures always exist. */
+	if (!cfg.label_mask) {
+		for (uint32_t f = RT_IPV4; f <= RT_IPV6; f++) {
+			rows[n++] = (struct row){ .metric = M_SEGMENTS, .id = f };
+			rows[n++] = (struct row){ .metric = M_FAILURES, .id = f };
+		}
+	}
+	for (int k = 0; k < na; k++) {
+		uint32_t slot = ((uint32_t *)by_slot.keys)[k];
+
+		if (slot == RT_OVERFLOW)
+			overflowed = by_slot.sums[k];
+		if (slot == RT_OVERFLOW || slot >= RT_NR_SLOTS || !by_slot.sums[k])
+			continue;
+		rows[n] = slot_row(slot, by_slot.sums[k]);
+		rows[n++].overflow = cfg.label_mask != 0;
+	}
+	for (int k = 0; k < nk; k++) {
+		const struct retrans_key *key = (struct retrans_key *)by_key.keys + k;
+
+		if (key->slot == RT_OVERFLOW || key->slot >= RT_NR_SLOTS)
+			continue;
+		rows[n] = slot_row(key->slot, by_key.sums[k]);
+		rows[n++].netns = key->netns;
+	}
+	qsort(rows, n, sizeof(*rows), cmp_row);
+
+	for (int m = M_PACKETS; m <= M_FAILURES; m++) {
+		if (m == M_FAILURES && !have_err)
+			break;
+		expo_family(e, families[m].name, METRIC_COUNTER, families[m].help);
+		for (; i < n && rows[i].metric == m; i++) {
+			if (i + 1 < n && !cmp_row(&rows[i], &rows[i + 1])) {
+				rows[i + 1].value += rows[i].value;
+				continue;
+			}
+			render_row(e, &rows[i]);
+		}
+	}
+	if (overflowed)
+		log_once(logged_overflow, LOG_WARN,
+			 "retrans: map tcp_retransmits_netns is full (max_series=%u); further "
+			 "series are counted with netns '" OVERFLOW_LABEL "'",
+			 cfg.max_series);
+	if (cfg.label_mask)
+		scrape_map_overflow("tcp_retransmits_netns", overflowed);
+	return 0;
+}
+
+static struct bpf_object *retrans_object(void)
+{
+	return skel ? skel->obj : NULL;
+}
+
+struct collector retrans_collector = {
+	.name = "retrans",
+	.description = "TCP retransmissions by kind and TCP state, and retransmitted segments "
+		       "(tp_btf/tcp_retransmit_skb, tcp_retransmit_synack)",
+	.default_enabled = true,
+	.reset = retrans_reset,
+	.set = retrans_set,
+	.start = retrans_start,
+	.collect = retrans_collect,
+	.stop = retrans_stop,
+	.object = retrans_object,
+};

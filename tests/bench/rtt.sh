@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Cost per event of the RTT program (bpf/rtt.bpf.c: "tcp_rtt_sockops", or with optional labels
+# "tcp_rtt_sockops_labels"), measured by the kernel (kernel.bpf_stats_enabled=1) while tcpbulk
+# runs a bulk TCP transfer on loopback, against a floor sockops program that sees the same
+# callbacks (tests/bench/rtt_floor.bpf.c: it turns the RTT callback on where ours does and
+# records nothing). An event is one sockops callback of any kind; during a bulk transfer nearly
+# all are RTT callbacks. Variants run one at a time, in interleaved rounds, on the cgroup2 root.
+# The exporter's figures come from its own /metrics (netstack_bpf_program_*). A missed target
+# is printed, not a failure: this is a benchmark.
+# Environment: BUILD (default build), ROUNDS (5), SECONDS_PER_RUN (2).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-5}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-2}
+EXPORTER=$BUILD/netstack_exporter
+TCPBULK=$BUILD/tests/tcpbulk
+FLOOR=$BUILD/tests/bench_rtt_floor
+STATS=/proc/sys/kernel/bpf_stats_enabled
+declare -A PROG=([default]=tcp_rtt_sockops [netns]=tcp_rtt_sockops_labels
+	[all]=tcp_rtt_sockops_labels)
+TARGET_DEFAULT=1.5
+VARIANTS=(floor default netns all)
+declare -A TITLE=([floor]="floor (flag only)" [default]="default labels" [netns]="netns label"
+	[all]="netns + rtt_kind")
+
+die() {
+	echo "rtt.sh: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled)"
+[ -r /sys/kernel/btf/vmlinux ] || die "needs kernel BTF (/sys/kernel/btf/vmlinux)"
+for f in "$EXPORTER" "$TCPBULK" "$FLOOR"; do
+	[ -x "$f" ] || die "$f not built (make BUILD=$BUILD bench builds it)"
+done
+for c in bpftool curl ss awk; do
+	command -v "$c" >/dev/null || die "needs $c"
+done
+
+TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
+STATS_BEFORE=$(cat "$STATS")
+PID=      # the variant currently attached
+SINK_PID= # the transfer's receiver
+BULK_PID=
+
+stop_variant() {
+	[ -n "$PID" ] || return 0
+	kill "$PID" 2>/dev/null
+	wait "$PID" 2>/dev/null
+	PID=
+}
+# shellcheck disable=SC2317 # run by the trap
+cleanup() {
+	[ -n "$BULK_PID" ] && kill "$BULK_PID" 2>/dev/null && wait "$BULK_PID" 2>/dev/null
+	[ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null
+	stop_variant
+	echo "$STATS_BEFORE" >"$STATS"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo 1 >"$STATS" || die "cannot enable kernel.bpf_stats_enabled"
+
+free_tcp_port() {
+	local p
+	for p in $(shuf -i 20000-60000 -n 50); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# sockops programs attached anywhere, ours included.
+sockops_links() { bpftool link show 2>/dev/null | grep -c 'attach_type cgroup_sock_ops'; }
+
+# Other sockops programs (another exporter, a test) run on the same callbacks and compete for
+# the CPUs: give them a second to go away, then measure anyway and say so.
+wait_hook_free() {
+	for _ in $(seq 10); do
+		[ "$(sockops_links)" -eq 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Only the RTT collector: the others' programs are not on this event stream, but their CPU is.
+cat >"$TMP/default.ini" <<EOF
+[collector.drops]
+enabled = false
+[collector.rtt]
+labels = family
+EOF
+cat >"$TMP/netns.ini" <<EOF
+[collector.drops]
+enabled = false
+[collector.rtt]
+labels = family,netns
+EOF
+cat >"$TMP/all.ini" <<EOF
+[collector.drops]
+enabled = false
+[collector.rtt]
+labels = family,netns,rtt_kind
+EOF
+
+# start_variant NAME: attach it alone; sets PID and, for the exporter, URL, for the floor,
+# PROG_ID. Fails, with the reason in $TMP/why, when the program does not load.
+start_variant() {
+	local v=$1 port
+	if [ "$v" = floor ]; then
+		"$FLOOR" >"$TMP/floor.out" 2>"$TMP/floor.err" &
+		PID=$!
+		for _ in $(seq 100); do
+			PROG_ID=$(head -n1 "$TMP/floor.out")
+			[ -n "$PROG_ID" ] && return 0
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		head -n1 "$TMP/floor.err" >"$TMP/why"
+		stop_variant
+		return 1
+	fi
+	for _ in 1 2 3; do
+		port=$(free_tcp_port) || die "no free TCP port on loopback"
+		URL=http://127.0.0.1:$port
+		# --strict: exit rather than serve without the collector.
+		"$EXPORTER" --config "$TMP/$v.ini" --web.listen-address "127.0.0.1:$port" --strict \
+			>"$TMP/exporter.log" 2>&1 &
+		PID=$!
+		for _ in $(seq 100); do
+			curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		stop_variant
+		# Another process may have taken the port meanwhile: then try another.
+		grep -q 'level=error' "$TMP/exporter.log" && ! grep -qi 'listen\|bind\|address' \
+			"$TMP/exporter.log" && break
+	done
+	grep -m1 'level=error' "$TMP/exporter.log" | sed 's/.*msg="\(.*\)"/\1/' >"$TMP/why"
+	[ -s "$TMP/why" ] || echo "exporter did not start" >"$TMP/why"
+	return 1
+}
+
+# read_stats NAME: "run_time_ns run_cnt" of the variant's program, nothing if bpf_stats is off.
+read_stats() {
+	if [ "$1" = floor ]; then
+		# bpftool leaves the fields out while they are zero.
+		bpftool prog show id "$PROG_ID" -j | awk -F '[{},]' '{
+			t = c = 0
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, ":")
+				if (kv[1] == "\"run_time_ns\"")
+					t = kv[2]
+				if (kv[1] == "\"run_cnt\"")
+					c = kv[2]
+			}
+			print t, c
+		}'
+		return
+	fi
+	curl -sf "$URL/metrics" | awk -v p="{program=\"${PROG[$1]}\"}" '
+		$1 == "netstack_bpf_program_run_seconds_total" p { t = $2; n++ }
+		$1 == "netstack_bpf_program_runs_total" p { c = $2; n++ }
+		END { if (n == 2) printf "%.0f %.0f\n", t * 1e9, c }'
+}
+
+now() { date +%s.%N; }
+
+PORT=$(free_tcp_port) || die "no free TCP port for the sink"
+"$TCPBULK" sink 127.0.0.1 "$PORT" >/dev/null 2>&1 &
+SINK_PID=$!
+for _ in $(seq 50); do
+	[ -n "$(ss -Htln "sport = :$PORT")" ] && break
+	sleep 0.05
+done
+echo "netstack_exporter RTT benchmark: $(uname -r), $(nproc) CPUs"
+echo "traffic: tcpbulk send 127.0.0.1 $PORT for $SECONDS_PER_RUN s per run (one new connection" \
+	"each), $ROUNDS rounds x ${#VARIANTS[@]} variants, one sockops program at a time"
+echo
+printf '%-5s %-20s %10s %11s %9s %10s\n' round variant events run_ns ns/event MB/s
+: >"$TMP/results"
+declare -A BROKEN=()
+SHARED=0
+for ((r = 0; r < ROUNDS; r++)); do
+	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
+		# Rotate the order each round so no variant always runs first.
+		v=${VARIANTS[(k + r) % ${#VARIANTS[@]}]}
+		[ -n "${BROKEN[$v]:-}" ] && continue
+		note=
+		wait_hook_free || note="shared-hook"
+		[ "$(cat "$STATS")" = 1 ] || echo 1 >"$STATS"
+		if ! start_variant "$v"; then
+			BROKEN[$v]=$(cat "$TMP/why")
+			printf '%-5s %-20s  did not load: %s\n' $((r + 1)) "${TITLE[$v]}" \
+				"${BROKEN[$v]}"
+			continue
+		fi
+		t0='' c0='' t1='' c1=''
+		read -r t0 c0 < <(read_stats "$v")
+		[ "$(sockops_links)" -eq 1 ] || note="shared-hook"
+		w0=$(now)
+		"$TCPBULK" send 127.0.0.1 "$PORT" "$SECONDS_PER_RUN" >"$TMP/bulk.out" 2>&1 &
+		BULK_PID=$!
+		wait "$BULK_PID"
+		BULK_PID=
+		w1=$(now)
+		read -r t1 c1 < <(read_stats "$v")
+		[ "$(sockops_links)" -eq 1 ] || note="shared-hook"
+		# The transfer's samples must carry the optional labels, or the config did not apply.
+		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'rtt_kind="sample"'; then
+			note="$note no-rtt_kind-label"
+		fi
+		if [ "$v" = netns ] && ! curl -sf "$URL/metrics" | grep -q 'family="ipv4",netns="'; then
+			note="$note no-netns-label"
+		fi
+		stop_variant
+		sent=$(tail -n 1 "$TMP/bulk.out")
+		if [ -z "$t0" ] || [ -z "$t1" ] || [ "$(cat "$STATS")" != 1 ] ||
+			! [[ "$sent" =~ ^[0-9]+$ ]] || [ $((c1 - c0)) -le 0 ]; then
+			printf '%-5s %-20s  invalid: bpf_stats turned off or transfer failed\n' \
+				$((r + 1)) "${TITLE[$v]}"
+			continue
+		fi
+		case $note in shared-hook*) SHARED=1 ;; esac
+		awk -v r=$((r + 1)) -v v="$v" -v title="${TITLE[$v]}" -v dt=$((t1 - t0)) \
+			-v dc=$((c1 - c0)) -v sent="$sent" -v w0="$w0" -v w1="$w1" -v note="$note" \
+			-v out="$TMP/results" 'BEGIN {
+			ns = dt / dc
+			rate = sent / (w1 - w0) / 1e6
+			printf "%-5d %-20s %10d %11d %9.1f %10.0f %s\n", r, title, dc, dt, ns, rate, note
+			print v, ns, rate >> out
+		}'
+	done
+done
+
+# median VARIANT COLUMN (2: ns/event, 3: MB/s): "median min max n".
+median() {
+	awk -v v="$1" -v c="$2" '$1 == v { print $c }' "$TMP/results" | sort -g | awk '
+		{ x[NR] = $1 }
+		END {
+			if (!NR) exit
+			m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+			printf "%g %g %g %d\n", m, x[1], x[NR], NR
+		}'
+}
+
+echo
+printf '%-20s %10s %17s %10s %8s %8s %s\n' variant ns/event "min..max (n)" MB/s ratio target \
+	result
+read -r floor_ns _ < <(median floor 2)
+[ -n "${floor_ns:-}" ] ||
+	die "no floor measurement: ${BROKEN[floor]:-bpf_stats kept being turned off}"
+status=0
+for v in "${VARIANTS[@]}"; do
+	read -r ns lo hi n < <(median "$v" 2)
+	read -r rate _ < <(median "$v" 3)
+	if [ -z "${ns:-}" ]; then
+		printf '%-20s %10s   %s\n' "${TITLE[$v]}" - "${BROKEN[$v]:-no valid measurement}"
+		status=1
+		continue
+	fi
+	target=
+	[ "$v" = default ] && target=$TARGET_DEFAULT
+	awk -v t="${TITLE[$v]}" -v ns="$ns" -v lo="$lo" -v hi="$hi" -v n="$n" -v rate="$rate" \
+		-v floor="$floor_ns" -v target="$target" 'BEGIN {
+		range = sprintf("%.1f..%.1f (%d)", lo, hi, n)
+		ratio = ns / floor
+		if (target == "") {
+			printf "%-20s %10.1f %17s %10.0f %7.2fx\n", t, ns, range, rate, ratio
+			exit
+		}
+		printf "%-20s %10.1f %17s %10.0f %7.2fx %7.1fx %s\n", t, ns, range, rate, ratio,
+			target, ratio <= target ? "PASS" : "MISS"
+	}'
+done
+echo
+echo "ns/event: kernel run_time_ns / run_cnt over every sockops callback (median over rounds;"
+echo "bpf_stats' own clock reads are in every figure, the floor included). MB/s: what tcpbulk"
+echo "sent (secondary)."
+if [ "$SHARED" = 1 ]; then
+	echo "shared-hook: someone else's sockops program was attached during that run (another"
+	echo "exporter, a test): it ran on the same callbacks and competed for the CPUs."
+fi
+exit $status
