@@ -205,7 +205,8 @@ struct parse_state {
 
 static bool known_section(const char *s)
 {
-	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security"))
+	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security") ||
+	    !strcmp(s, "labels"))
 		return true;
 	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
@@ -270,6 +271,11 @@ static int handler(void *user, const char *section, const char *key, const char 
 			ret = set_string(c->user, sizeof(c->user), val, msg, sizeof(msg));
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [security]", key);
+	} else if (!strcmp(section, "labels")) {
+		if (!strcmp(key, "node"))
+			ret = set_string(c->node, sizeof(c->node), val, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg), "unknown key '%s' in [labels]", key);
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);

@@ -17,6 +17,7 @@ struct config {
 	unsigned max_request;	  /* [web] max_request_bytes: request line and headers */
 	bool drop_caps;		  /* [security] drop_capabilities */
 	char user[64];		  /* [security] user: switch to it after start-up */
+	char node[128];		  /* [labels] node: a node="..." label on every series */
 	enum log_level log_level; /* [log] level */
 };
 

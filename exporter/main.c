@@ -15,6 +15,7 @@
 #include "http.h"
 #include "log.h"
 #include "privs.h"
+#include "scrape.h"
 #include "version.h"
 
 static const char usage[] =
@@ -22,6 +23,7 @@ static const char usage[] =
 	"Prometheus exporter for Linux network stack drops, retransmits and RTT.\n\n"
 	"  --config FILE               INI configuration (default: built-in defaults)\n"
 	"  --web.listen-address ADDR   host:port, [ipv6]:port or :port (default :9437)\n"
+	"  --node NAME                 add node=\"NAME\" to every series (default: none)\n"
 	"  --check-config              validate the configuration and exit 0 or 1\n"
 	"  --strict                    exit when an enabled collector cannot start\n"
 	"  --log-level LEVEL           error, warn, info (default) or debug\n"
@@ -29,11 +31,12 @@ static const char usage[] =
 	"  --help                      print this help and exit\n"
 	"Flags override the configuration file.\n";
 
-enum { OPT_CONFIG = 1, OPT_LISTEN, OPT_CHECK, OPT_STRICT, OPT_LOG_LEVEL, OPT_VERSION, OPT_HELP };
+enum { OPT_CONFIG = 1, OPT_LISTEN, OPT_NODE, OPT_CHECK, OPT_STRICT, OPT_LOG_LEVEL, OPT_VERSION, OPT_HELP };
 
 static const struct option options[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
+	{ "node", required_argument, NULL, OPT_NODE },
 	{ "check-config", no_argument, NULL, OPT_CHECK },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -65,7 +68,7 @@ static int flag_error(const char *fmt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	const char *config_path = NULL, *listen = NULL, *level = NULL;
+	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
 	bool check = false, strict = false;
 	struct config cfg;
 	char err[512];
@@ -80,6 +83,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LISTEN:
 			listen = optarg;
+			break;
+		case OPT_NODE:
+			node = optarg;
 			break;
 		case OPT_CHECK:
 			check = true;
@@ -123,6 +129,11 @@ int main(int argc, char **argv)
 					  listen);
 		strcpy(cfg.listen_address, listen);
 	}
+	if (node) {
+		if (strlen(node) >= sizeof(cfg.node))
+			return flag_error("flag --node: value longer than 127 characters%s", "");
+		strcpy(cfg.node, node);
+	}
 	if (level && log_level_parse(level, &cfg.log_level))
 		return flag_error("flag --log-level: expected error, warn, info or debug, got '%s'",
 				  level);
@@ -131,6 +142,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_threshold = cfg.log_level;
+	if (cfg.node[0])
+		scrape_constant_label("node", cfg.node);
 	libbpf_set_print(libbpf_log);
 
 	/* Block the stop signals before any thread starts, then wait for them here. */

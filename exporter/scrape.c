@@ -22,6 +22,12 @@ static struct {
 	uint64_t count;
 } overflows[MAX_OVERFLOW_MAPS];
 static int n_overflows;
+static struct labels constant;
+
+void scrape_constant_label(const char *name, const char *value)
+{
+	labels_add(&constant, name, value);
+}
 
 void scrape_map_overflow(const char *map, uint64_t count)
 {
@@ -194,6 +200,7 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 
 	mbuf_reset(out);
 	expo_init(&e, out, format);
+	e.constant = constant.n ? &constant : NULL;
 	n_overflows = 0;
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->enabled && (*p)->up)

@@ -12,6 +12,9 @@ void scrape_render(struct mbuf *out, enum metric_format format);
 /* Value of every optional label of the series counting what a bounded map had no room for. */
 #define OVERFLOW_LABEL "__overflow__"
 
+/* A label added to every series (e.g. node); name and value must outlive the exporter. */
+void scrape_constant_label(const char *name, const char *value);
+
 /* Called by collectors while collecting: entries a bounded map had no room for. */
 void scrape_map_overflow(const char *map, uint64_t count);
 

@@ -231,6 +231,7 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format)
 	e->format = format;
 	e->family = NULL;
 	e->type = METRIC_GAUGE;
+	e->constant = NULL;
 }
 
 static void write_help(struct expo *e, const char *name, size_t len, const char *help)
@@ -287,38 +288,47 @@ static void write_name(struct expo *e, const char *suffix)
 		mbuf_puts(e->out, suffix);
 }
 
-/* le, when given, is appended as the last label (already formatted, needs no escaping). */
-static void write_labels(struct mbuf *out, const struct labels *l, const char *le)
+static void write_pairs(struct mbuf *out, const struct labels *l, bool *first)
 {
-	int i, n = l ? l->n : 0;
+	int n = l ? l->n : 0;
 
 	if (n > LABELS_MAX)
 		n = LABELS_MAX;
-	if (n <= 0 && !le)
-		return;
-	mbuf_puts(out, "{");
-	for (i = 0; i < n; i++) {
-		if (i)
-			mbuf_puts(out, ",");
+	for (int i = 0; i < n; i++) {
+		mbuf_puts(out, *first ? "{" : ",");
+		*first = false;
 		mbuf_puts(out, l->name[i]);
 		mbuf_puts(out, "=\"");
 		escape_label_value(out, l->value[i]);
 		mbuf_puts(out, "\"");
 	}
+}
+
+/*
+ * The sample's labels, then the exposition's constant labels, then le when given (already
+ * formatted, needs no escaping).
+ */
+static void write_labels(struct expo *e, const struct labels *l, const char *le)
+{
+	bool first = true;
+
+	write_pairs(e->out, l, &first);
+	write_pairs(e->out, e->constant, &first);
 	if (le) {
-		if (n > 0)
-			mbuf_puts(out, ",");
-		mbuf_puts(out, "le=\"");
-		mbuf_puts(out, le);
-		mbuf_puts(out, "\"");
+		mbuf_puts(e->out, first ? "{" : ",");
+		first = false;
+		mbuf_puts(e->out, "le=\"");
+		mbuf_puts(e->out, le);
+		mbuf_puts(e->out, "\"");
 	}
-	mbuf_puts(out, "}");
+	if (!first)
+		mbuf_puts(e->out, "}");
 }
 
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 {
 	write_name(e, NULL);
-	write_labels(e->out, l, NULL);
+	write_labels(e, l, NULL);
 	mbuf_printf(e->out, " %" PRIu64 "\n", v);
 }
 
@@ -328,7 +338,7 @@ void expo_double(struct expo *e, const struct labels *l, double v)
 
 	fmt_double(num, v, e->format == FORMAT_OPENMETRICS);
 	write_name(e, NULL);
-	write_labels(e->out, l, NULL);
+	write_labels(e, l, NULL);
 	mbuf_printf(e->out, " %s\n", num);
 }
 
@@ -344,21 +354,21 @@ void expo_histogram(struct expo *e, const struct labels *l, const double *bounds
 		cum += counts[i];
 		fmt_double(num, bounds[i], om);
 		write_name(e, "_bucket");
-		write_labels(e->out, l, num);
+		write_labels(e, l, num);
 		mbuf_printf(e->out, " %" PRIu64 "\n", cum);
 	}
 	cum += counts[nbounds > 0 ? nbounds : 0];
 	write_name(e, "_bucket");
-	write_labels(e->out, l, "+Inf");
+	write_labels(e, l, "+Inf");
 	mbuf_printf(e->out, " %" PRIu64 "\n", cum);
 
 	fmt_double(num, sum, om);
 	write_name(e, "_sum");
-	write_labels(e->out, l, NULL);
+	write_labels(e, l, NULL);
 	mbuf_printf(e->out, " %s\n", num);
 
 	write_name(e, "_count");
-	write_labels(e->out, l, NULL);
+	write_labels(e, l, NULL);
 	mbuf_printf(e->out, " %" PRIu64 "\n", cum);
 }
 

@@ -51,6 +51,7 @@ struct expo {
 	struct mbuf *out;
 	enum metric_format format;
 	const char *family; /* name of the family being written */
+	const struct labels *constant; /* added to every sample (e.g. node), or NULL */
 	enum metric_type type;
 };
 

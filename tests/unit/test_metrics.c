@@ -528,6 +528,31 @@ static void test_mbuf_oom(void)
 	mbuf_free(&b);
 }
 
+static void test_constant_labels(void)
+{
+	struct mbuf b = { 0 };
+	struct labels c = { 0 }, l = { 0 };
+	struct expo e;
+	const double bounds[] = { 1 };
+	const uint64_t counts[] = { 1, 0 };
+
+	labels_add(&c, "node", "n\"1");
+	labels_add(&l, "a", "x");
+	expo_init(&e, &b, FORMAT_PROMETHEUS);
+	e.constant = &c;
+	expo_family(&e, "t_total", METRIC_COUNTER, "h");
+	expo_u64(&e, &l, 1);
+	expo_u64(&e, NULL, 2);
+	expo_family(&e, "h", METRIC_HISTOGRAM, "h");
+	expo_histogram(&e, NULL, bounds, counts, 1, 0.5);
+	CHECK_STR(b.data, "# HELP t_total h\n# TYPE t_total counter\n"
+			  "t_total{a=\"x\",node=\"n\\\"1\"} 1\nt_total{node=\"n\\\"1\"} 2\n"
+			  "# HELP h h\n# TYPE h histogram\n"
+			  "h_bucket{node=\"n\\\"1\",le=\"1\"} 1\nh_bucket{node=\"n\\\"1\",le=\"+Inf\"} 1\n"
+			  "h_sum{node=\"n\\\"1\"} 0.5\nh_count{node=\"n\\\"1\"} 1\n");
+	mbuf_free(&b);
+}
+
 int main(void)
 {
 	RUN(test_escape_label_value);
@@ -547,5 +572,6 @@ int main(void)
 	RUN(test_gzip_round_trip);
 	RUN(test_mbuf_growth);
 	RUN(test_mbuf_oom);
+	RUN(test_constant_labels);
 	CHECK_EXIT();
 }
