@@ -122,7 +122,7 @@ test: test-deps all $(UNIT_TESTS) $(TOOLS) lint
 	$(Q)FUZZ_BUILD=$(BUILD)/fuzz/fuzz tests/run.sh $(BUILD) $(BUILD)/asan
 
 LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c tests/tools/*.c)
-lint: $(SKELS) $(BUILD)/version.h
+lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h
 	$(call msg,CPPCHECK,$(words $(LINT_SRCS)) files)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -Iexporter -Imetrics -Ibpf --max-configs=1 \
