@@ -153,48 +153,8 @@ for ((r = 0; r < ROUNDS; r++)); do
 	done
 done
 
-# median VARIANT COLUMN (2: ns/event, 3: datagrams/s), and min/max of the same column.
-median() {
-	awk -v v="$1" -v c="$2" '$1 == v { print $c }' "$TMP/results" | sort -g | awk '
-		{ x[NR] = $1 }
-		END {
-			if (!NR) exit
-			m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
-			printf "%g %g %g %d\n", m, x[1], x[NR], NR
-		}'
-}
-
-echo
-printf '%-20s %10s %17s %14s %8s %8s %s\n' variant ns/event "min..max (n)" datagrams/s ratio \
-	target result
-read -r floor_ns _ < <(median floor 2)
-[ -n "${floor_ns:-}" ] ||
-	die "no floor measurement: ${BROKEN[floor]:-bpf_stats kept being turned off}"
-status=0
-for v in "${VARIANTS[@]}"; do
-	read -r ns lo hi n < <(median "$v" 2)
-	read -r rate _ < <(median "$v" 3)
-	if [ -z "${ns:-}" ]; then
-		printf '%-20s %10s   %s\n' "${TITLE[$v]}" - "${BROKEN[$v]:-no valid measurement}"
-		status=1
-		continue
-	fi
-	target=
-	[ "$v" = default ] && target=$TARGET_DEFAULT
-	[ "$v" = all ] && target=$TARGET_ALL
-	awk -v t="${TITLE[$v]}" -v ns="$ns" -v lo="$lo" -v hi="$hi" -v n="$n" -v rate="$rate" \
-		-v floor="$floor_ns" -v target="$target" 'BEGIN {
-		range = sprintf("%.1f..%.1f (%d)", lo, hi, n)
-		ratio = ns / floor
-		if (target == "") {
-			printf "%-20s %10.1f %17s %14.0f %7.2fx\n", t, ns, range, rate, ratio
-			exit
-		}
-		printf "%-20s %10.1f %17s %14.0f %7.2fx %7.1fx %s\n", t, ns, range, rate, ratio,
-			target, ratio <= target ? "PASS" : "MISS"
-	}'
-done
-echo
+declare -A TARGET=([default]=$TARGET_DEFAULT [all]=$TARGET_ALL)
+print_table datagrams/s
 echo "ns/event: kernel run_time_ns / run_cnt (median over rounds; bpf_stats' own clock reads"
 echo "are in every figure, the floor included). datagrams/s: what udpflood sent (secondary)."
 if [ "$SHARED" = 1 ]; then

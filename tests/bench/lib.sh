@@ -89,3 +89,50 @@ read_stats() {
 		$1 == "netstack_bpf_program_runs_total" p { c = $2; n++ }
 		END { if (n == 2) printf "%.0f %.0f\n", t * 1e9, c }'
 }
+
+# median VARIANT COLUMN (2: ns/event, 3: the secondary rate) of $TMP/results, with min, max, n.
+# With MIN_COL4 set, rows whose column 4 is under 3/4 of it are left out (foreign events).
+median() {
+	awk -v v="$1" -v c="$2" -v m="${MIN_COL4:-0}" '$1 == v && $4 >= 0.75 * m { print $c }' \
+		"$TMP/results" | sort -g | awk '
+		{ x[NR] = $1 }
+		END {
+			if (!NR) exit
+			m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+			printf "%g %g %g %d\n", m, x[1], x[NR], NR
+		}'
+}
+
+# print_table RATE_TITLE: one row per variant of VARIANTS (titles in TITLE, targets in TARGET),
+# each with its ratio to the floor and PASS/MISS. Sets status to 1 if a variant has no figure.
+print_table() {
+	local v ns lo hi n rate floor_ns
+	echo
+	printf '%-20s %10s %17s %14s %8s %8s %s\n' variant ns/event "min..max (n)" "$1" ratio \
+		target result
+	read -r floor_ns _ < <(median floor 2)
+	[ -n "${floor_ns:-}" ] ||
+		die "no floor measurement: ${BROKEN[floor]:-bpf_stats kept being turned off}"
+	status=0
+	for v in "${VARIANTS[@]}"; do
+		read -r ns lo hi n < <(median "$v" 2)
+		read -r rate _ < <(median "$v" 3)
+		if [ -z "${ns:-}" ]; then
+			printf '%-20s %10s   %s\n' "${TITLE[$v]}" - "${BROKEN[$v]:-no valid measurement}"
+			status=1
+			continue
+		fi
+		awk -v t="${TITLE[$v]}" -v ns="$ns" -v lo="$lo" -v hi="$hi" -v n="$n" -v rate="$rate" \
+			-v floor="$floor_ns" -v target="${TARGET[$v]:-}" 'BEGIN {
+			range = sprintf("%.1f..%.1f (%d)", lo, hi, n)
+			ratio = ns / floor
+			if (target == "") {
+				printf "%-20s %10.1f %17s %14.0f %7.2fx\n", t, ns, range, rate, ratio
+				exit
+			}
+			printf "%-20s %10.1f %17s %14.0f %7.2fx %7.1fx %s\n", t, ns, range, rate, ratio,
+				target, ratio <= target ? "PASS" : "MISS"
+		}'
+	done
+	echo
+}
