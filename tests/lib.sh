@@ -63,20 +63,25 @@ free_port() {
 # start_exporter [ARGS...]: run the exporter on a free loopback port, wait for /healthz.
 # Sets EXPORTER_PID, EXPORTER_URL, EXPORTER_LOG.
 start_exporter() {
-	local port i
+	local port
 	port=$(free_port)
 	EXPORTER_URL=http://127.0.0.1:$port
 	EXPORTER_LOG=$TMP/exporter.$port.log
 	"$EXPORTER" --web.listen-address "127.0.0.1:$port" "$@" >"$EXPORTER_LOG" 2>&1 &
 	EXPORTER_PID=$!
 	on_exit "kill $EXPORTER_PID; wait $EXPORTER_PID"
-	for i in $(seq 100); do
-		curl -sf "$EXPORTER_URL/healthz" >/dev/null 2>&1 && return 0
-		kill -0 "$EXPORTER_PID" 2>/dev/null || break
+	wait_healthy "$EXPORTER_URL" "$EXPORTER_PID" "$EXPORTER_LOG" exporter
+}
+
+# wait_healthy URL PID LOG WHAT: up to 5 s for URL/healthz while PID lives; else show LOG.
+wait_healthy() {
+	for _ in $(seq 100); do
+		curl -sf "$1/healthz" >/dev/null 2>&1 && return 0
+		kill -0 "$2" 2>/dev/null || break
 		sleep 0.05
 	done
-	echo "exporter did not start:" >&2
-	cat "$EXPORTER_LOG" >&2
+	echo "$4 did not start:" >&2
+	cat "$3" >&2
 	return 1
 }
 

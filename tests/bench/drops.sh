@@ -104,20 +104,7 @@ declare -A BROKEN=()
 SHARED=0
 for ((r = 0; r < ROUNDS; r++)); do
 	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
-		# Rotate the order each round so no variant always runs first.
-		v=${VARIANTS[(k + r) % ${#VARIANTS[@]}]}
-		[ -n "${BROKEN[$v]:-}" ] && continue
-		note=
-		wait_hook_free || note="shared-hook"
-		[ "$(cat "$STATS")" = 1 ] || echo 1 >"$STATS"
-		if ! start_variant "$v"; then
-			BROKEN[$v]=$(cat "$TMP/why")
-			printf '%-5s %-20s  did not load: %s\n' $((r + 1)) "${TITLE[$v]}" \
-				"${BROKEN[$v]}"
-			continue
-		fi
-		t0='' c0='' t1='' c1=''
-		read -r t0 c0 < <(read_stats "$v")
+		begin_run "$r" "$k" || continue
 		[ "$(kfree_skb_links)" -eq 1 ] || note="shared-hook"
 		w0=$(now)
 		"$UDPFLOOD" 127.0.0.1 "$UDP_PORT" 0 "$FLOOD_SECONDS" >"$TMP/flood.out" &

@@ -93,8 +93,8 @@ read_stats() {
 # median VARIANT COLUMN (2: ns/event, 3: the secondary rate) of $TMP/results, with min, max, n.
 # With MIN_COL4 set, rows whose column 4 is under 3/4 of it are left out (foreign events).
 median() {
-	awk -v v="$1" -v c="$2" -v m="${MIN_COL4:-0}" '$1 == v && $4 >= 0.75 * m { print $c }' \
-		"$TMP/results" | sort -g | awk '
+	awk -v v="$1" -v c="$2" -v m="${MIN_COL4:-0}" \
+		'$1 == v && (m == 0 || $4 >= 0.75 * m) { print $c }' "$TMP/results" | sort -g | awk '
 		{ x[NR] = $1 }
 		END {
 			if (!NR) exit
@@ -135,4 +135,22 @@ print_table() {
 		}'
 	done
 	echo
+}
+
+# begin_run ROUND INDEX: the variant for this slot (the order rotates each round so none always
+# runs first), attached alone with bpf_stats on, and its starting figures. Sets v, note, t0, c0
+# (t1, c1 cleared); fails when the variant is broken, so the caller skips the slot.
+begin_run() {
+	v=${VARIANTS[($1 + $2) % ${#VARIANTS[@]}]}
+	[ -n "${BROKEN[$v]:-}" ] && return 1
+	note=
+	wait_hook_free || note="shared-hook"
+	[ "$(cat "$STATS")" = 1 ] || echo 1 >"$STATS"
+	if ! start_variant "$v"; then
+		BROKEN[$v]=$(cat "$TMP/why")
+		printf '%-5s %-20s  did not load: %s\n' $(($1 + 1)) "${TITLE[$v]}" "${BROKEN[$v]}"
+		return 1
+	fi
+	t0='' c0='' t1='' c1=''
+	read -r t0 c0 < <(read_stats "$v")
 }

@@ -84,14 +84,7 @@ pod_start() {
 	' >"$POD_LOG" 2>&1 &
 	POD_PID=$!
 	on_exit "kill $POD_PID; wait $POD_PID"
-	for _ in $(seq 100); do
-		curl -sf "$POD_URL/healthz" >/dev/null 2>&1 && return 0
-		kill -0 "$POD_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "pod did not start:" >&2
-	cat "$POD_LOG" >&2
-	return 1
+	wait_healthy "$POD_URL" "$POD_PID" "$POD_LOG" pod
 }
 pod_stop() {
 	kill "$POD_PID" 2>/dev/null
