@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
 #include "http.h"
 #include "log.h"
-#include "version.h"
 #include "metrics.h"
 #include "scrape.h"
+#include "status.h"
 
 static struct MHD_Daemon *daemon_handle;
 static const struct config *config;
@@ -67,16 +66,7 @@ static enum MHD_Result serve_landing(struct MHD_Connection *conn)
 	struct mbuf page = { 0 };
 	enum MHD_Result ret;
 
-	mbuf_printf(&page,
-		    "<!DOCTYPE html>\n<html><head><title>netstack_exporter</title></head><body>\n"
-		    "<h1>netstack_exporter</h1>\n<p>Version %s (%s). <a href=\"%s\">Metrics</a> "
-		    "&middot; <a href=\"/healthz\">Health</a></p>\n<h2>Collectors</h2>\n<ul>\n",
-		    NETSTACK_VERSION, NETSTACK_COMMIT, config->metrics_path);
-	for (struct collector *const *p = collectors; *p; p++)
-		if ((*p)->enabled)
-			mbuf_printf(&page, "<li><b>%s</b> (%s): %s</li>\n", (*p)->name,
-				    (*p)->up ? "up" : "down", (*p)->description);
-	mbuf_puts(&page, "</ul>\n</body></html>\n");
+	status_page(&page, config->metrics_path);
 	ret = page.oom ? send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n")
 		       : send_buffer(conn, MHD_HTTP_OK, "text/html; charset=utf-8", page.data,
 				     page.len, false);
@@ -195,4 +185,5 @@ void http_stop(void)
 	daemon_handle = NULL;
 	mbuf_free(&body);
 	mbuf_free(&gz);
+	status_free();
 }

@@ -156,6 +156,31 @@ static void escape(struct mbuf *out, const char *s, const char *special)
 	}
 }
 
+void escape_html(struct mbuf *m, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			mbuf_puts(m, "&lt;");
+			break;
+		case '>':
+			mbuf_puts(m, "&gt;");
+			break;
+		case '&':
+			mbuf_puts(m, "&amp;");
+			break;
+		case '"':
+			mbuf_puts(m, "&quot;");
+			break;
+		case '\'':
+			mbuf_puts(m, "&#39;");
+			break;
+		default:
+			mbuf_write(m, s, 1);
+		}
+	}
+}
+
 void escape_label_value(struct mbuf *out, const char *s)
 {
 	escape(out, s, "\\\"\n");
@@ -232,6 +257,8 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format)
 	e->family = NULL;
 	e->type = METRIC_GAUGE;
 	e->constant = NULL;
+	e->sink = NULL;
+	e->sink_ctx = NULL;
 }
 
 static void write_help(struct expo *e, const char *name, size_t len, const char *help)
@@ -327,6 +354,8 @@ static void write_labels(struct expo *e, const struct labels *l, const char *le)
 
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 {
+	if (e->sink)
+		e->sink(e->sink_ctx, e, l, v);
 	write_name(e, NULL);
 	write_labels(e, l, NULL);
 	mbuf_printf(e->out, " %" PRIu64 "\n", v);

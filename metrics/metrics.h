@@ -50,9 +50,12 @@ void labels_add(struct labels *l, const char *name, const char *value);
 struct expo {
 	struct mbuf *out;
 	enum metric_format format;
-	const char *family; /* name of the family being written */
+	const char *family;	       /* name of the family being written */
 	const struct labels *constant; /* added to every sample (e.g. node), or NULL */
 	enum metric_type type;
+	/* When set, also called with every expo_u64 sample (e.g. to sum a family in memory). */
+	void (*sink)(void *ctx, const struct expo *e, const struct labels *l, uint64_t v);
+	void *sink_ctx;
 };
 
 void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
@@ -75,6 +78,8 @@ void expo_finish(struct expo *e);
 /* Escape a label value (\\, \", \n) or HELP text (\\, \n) into out. */
 void escape_label_value(struct mbuf *out, const char *s);
 void escape_help(struct mbuf *out, const char *s);
+/* Escape text for HTML content or a quoted attribute (<, >, &, ", '). */
+void escape_html(struct mbuf *out, const char *s);
 
 /* Pick the format from an Accept header (NULL = absent), honouring q-values. */
 enum metric_format negotiate_format(const char *accept);

@@ -14,7 +14,7 @@ cleanup() {
 	for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do
 		eval "${CLEANUPS[i]}" >/dev/null 2>&1
 	done
-	rm -rf "$TMP"
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
 on_exit() { CLEANUPS+=("$*"); }

@@ -35,24 +35,29 @@ static void check_render(void (*fn)(struct expo *), const char *prom, const char
 	mbuf_free(&b);
 }
 
-static void check_label_escape(const char *in, const char *want)
+static void check_escape(void (*escape)(struct mbuf *, const char *), const char *in,
+			 const char *want)
 {
 	struct mbuf b = { 0 };
 
-	escape_label_value(&b, in);
+	escape(&b, in);
 	CHECK(b.len == strlen(want));
 	CHECK_STR(b.len ? b.data : "", want);
 	mbuf_free(&b);
 }
 
-static void check_help_escape(const char *in, const char *want)
-{
-	struct mbuf b = { 0 };
+#define check_label_escape(in, want) check_escape(escape_label_value, in, want)
+#define check_help_escape(in, want) check_escape(escape_help, in, want)
+#define check_html_escape(in, want) check_escape(escape_html, in, want)
 
-	escape_help(&b, in);
-	CHECK(b.len == strlen(want));
-	CHECK_STR(b.len ? b.data : "", want);
-	mbuf_free(&b);
+static void test_escape_html(void)
+{
+	check_html_escape("NO_SOCKET", "NO_SOCKET");
+	check_html_escape("", "");
+	check_html_escape("<script>alert('x')</script>",
+			  "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
+	check_html_escape("a=\"1\" & b", "a=&quot;1&quot; &amp; b");
+	check_html_escape("eth0 \xc3\xa9", "eth0 \xc3\xa9");
 }
 
 static void test_escape_label_value(void)
@@ -545,17 +550,19 @@ static void test_constant_labels(void)
 	expo_u64(&e, NULL, 2);
 	expo_family(&e, "h", METRIC_HISTOGRAM, "h");
 	expo_histogram(&e, NULL, bounds, counts, 1, 0.5);
-	CHECK_STR(b.data, "# HELP t_total h\n# TYPE t_total counter\n"
-			  "t_total{a=\"x\",node=\"n\\\"1\"} 1\nt_total{node=\"n\\\"1\"} 2\n"
-			  "# HELP h h\n# TYPE h histogram\n"
-			  "h_bucket{node=\"n\\\"1\",le=\"1\"} 1\nh_bucket{node=\"n\\\"1\",le=\"+Inf\"} 1\n"
-			  "h_sum{node=\"n\\\"1\"} 0.5\nh_count{node=\"n\\\"1\"} 1\n");
+	CHECK_STR(b.data,
+		  "# HELP t_total h\n# TYPE t_total counter\n"
+		  "t_total{a=\"x\",node=\"n\\\"1\"} 1\nt_total{node=\"n\\\"1\"} 2\n"
+		  "# HELP h h\n# TYPE h histogram\n"
+		  "h_bucket{node=\"n\\\"1\",le=\"1\"} 1\nh_bucket{node=\"n\\\"1\",le=\"+Inf\"} 1\n"
+		  "h_sum{node=\"n\\\"1\"} 0.5\nh_count{node=\"n\\\"1\"} 1\n");
 	mbuf_free(&b);
 }
 
 int main(void)
 {
 	RUN(test_escape_label_value);
+	RUN(test_escape_html);
 	RUN(test_escape_help);
 	RUN(test_counter);
 	RUN(test_counter_without_total_suffix);
