@@ -420,7 +420,8 @@ static void scan(void)
 	double now = mono();
 	DIR *d;
 
-	if (!stat("/proc/1/ns/net", &st))
+	/* The host's: init's with hostPID, else (or when hidden from us) our own. */
+	if (!stat("/proc/1/ns/net", &st) || !stat("/proc/self/ns/net", &st))
 		host = st.st_ino;
 	d = opendir("/proc");
 	while (d && (de = readdir(d))) {
