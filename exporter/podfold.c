@@ -60,7 +60,7 @@ static int smap_add(struct smap *m, struct node *nd)
 {
 	if (m->n >= m->nb) {
 		size_t nb = m->nb ? m->nb * 2 : 64;
-		struct node **b = calloc(nb, sizeof(*b));
+		struct node **b = calloc(nb, sizeof(struct node *));
 
 		if (!b)
 			return -1;
@@ -93,11 +93,30 @@ static void smap_del(struct smap *m, struct node *nd)
 	}
 }
 
-/* Every entry, safe against deleting the current one. */
-#define smap_each(m, n, next)                                                                      \
-	for (size_t i_ = 0; i_ < (m)->nb; i_++)                                                    \
-		for (struct node *n = (m)->b[i_], *next = n ? n->next : NULL; n;                    \
-		     n = next, next = n ? n->next : NULL)
+/*
+ * The entries at this moment, NULL-terminated, in a buffer reused by the next call (loops are
+ * never nested): the caller may add and delete entries while walking it. NULL if out of memory.
+ */
+static struct node **smap_all(const struct smap *m)
+{
+	static struct node **all;
+	static size_t cap;
+	size_t n = 0;
+
+	if (!all || m->n + 1 > cap) {
+		struct node **v = realloc(all, (m->n + 1) * 2 * sizeof(struct node *));
+
+		if (!v)
+			return NULL;
+		all = v;
+		cap = (m->n + 1) * 2;
+	}
+	for (size_t i = 0; i < m->nb; i++)
+		for (struct node *nd = m->b[i]; nd; nd = nd->next)
+			all[n++] = nd;
+	all[n] = NULL;
+	return all;
+}
 
 /* A value: nv bucket counts (one for a counter) and a sum (histograms only). */
 struct val {
@@ -487,7 +506,7 @@ static void fold(struct pods_filter *pf, struct fam *f)
 	unsigned max = pods_max_series();
 
 	/* Inputs the collector no longer reports leave their counts where they were. */
-	smap_each(&f->ins, n, next) {
+	for (struct node **it_ = smap_all(&f->ins), *n; it_ && (n = *it_); it_++) {
 		struct in *in = (struct in *)n;
 
 		if (in->gen == f->gen)
@@ -500,15 +519,15 @@ static void fold(struct pods_filter *pf, struct fam *f)
 		in_free(in);
 	}
 	/* Live (unexpired) inputs per output, to know whether an expiry empties it. */
-	smap_each(&f->outs, n, next)
+	for (struct node **it_ = smap_all(&f->outs), *n; it_ && (n = *it_); it_++)
 		((struct out *)n)->live = 0;
-	smap_each(&f->ins, n, next) {
+	for (struct node **it_ = smap_all(&f->ins), *n; it_ && (n = *it_); it_++) {
 		struct in *in = (struct in *)n;
 
 		if (in->out && !in->expired)
 			in->out->live++;
 	}
-	smap_each(&f->ins, n, next) {
+	for (struct node **it_ = smap_all(&f->ins), *n; it_ && (n = *it_); it_++) {
 		struct in *in = (struct in *)n;
 		struct out *to;
 		struct overflowed *ov;
@@ -547,7 +566,7 @@ keep:
 		val_copy(&in->last, &in->now, f->nv);
 	}
 	/* Empty series of expired pods: their counts join the remainder, the series goes. */
-	smap_each(&f->outs, n, next) {
+	for (struct node **it_ = smap_all(&f->outs), *n; it_ && (n = *it_); it_++) {
 		struct out *o = (struct out *)n, *gone;
 		char key[1024];
 		const struct pod_attr *a;
@@ -566,7 +585,7 @@ keep:
 		}
 		out_del(f, o);
 	}
-	smap_each(&f->overflowed, n, next) {
+	for (struct node **it_ = smap_all(&f->overflowed), *n; it_ && (n = *it_); it_++) {
 		if (((struct overflowed *)n)->gen != f->gen) {
 			smap_del(&f->overflowed, n);
 			free(n->key);
@@ -587,22 +606,22 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 	if (!keep || !f->nv)
 		goto out;
 	fold(pf, f);
-	v = malloc(f->outs.n * sizeof(*v) + 1);
+	v = malloc((f->outs.n + 1) * sizeof(struct out *));
 	if (!v)
 		goto out;
-	smap_each(&f->outs, nd, next) {
+	for (struct node **it_ = smap_all(&f->outs), *nd; it_ && (nd = *it_); it_++) {
 		struct out *o = (struct out *)nd;
 
 		val_copy(&o->cur, &o->carry, f->nv);
 		v[n++] = o;
 	}
-	smap_each(&f->ins, nd, next) {
+	for (struct node **it_ = smap_all(&f->ins), *nd; it_ && (nd = *it_); it_++) {
 		struct in *in = (struct in *)nd;
 
 		if (in->out)
 			val_add_diff(&in->out->cur, &in->now, &in->base, f->nv);
 	}
-	qsort(v, n, sizeof(*v), cmp_out);
+	qsort(v, n, sizeof(struct out *), cmp_out);
 	for (size_t i = 0; i < n; i++) {
 		if (f->type == METRIC_HISTOGRAM)
 			expo_histogram(e, &v[i]->l, f->bounds, v[i]->cur.c, f->nv - 1,
@@ -646,7 +665,7 @@ void podfold_render_metrics(struct expo *e)
 
 static void smap_free(struct smap *m, void (*fn)(void *))
 {
-	smap_each(m, n, next)
+	for (struct node **it_ = smap_all(m), *n; it_ && (n = *it_); it_++)
 		fn(n);
 	free(m->b);
 	memset(m, 0, sizeof(*m));
