@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "config.h"
@@ -791,8 +792,9 @@ static int get(struct req *r, const char *url, long total_timeout)
 	curl_easy_reset(r->curl);
 	curl_slist_free_all(r->headers);
 	r->headers = curl_slist_append(NULL, "Accept: application/json");
-	/* Bound service account tokens rotate: read it for every request. */
-	if (cfg.source == SRC_KUBERNETES && !read_small(cfg.token_file, token, sizeof(token))) {
+	/* Bound service account tokens rotate: read it for every request. The kubelet's
+	 * authenticated port takes the same token. */
+	if (!read_small(cfg.token_file, token, sizeof(token))) {
 		token[strcspn(token, "\r\n")] = '\0';
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
 		r->headers = curl_slist_append(r->headers, auth);
@@ -807,7 +809,7 @@ static int get(struct req *r, const char *url, long total_timeout)
 	curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT, (long)cfg.timeout);
 	curl_easy_setopt(r->curl, CURLOPT_TIMEOUT, total_timeout);
 	curl_easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (cfg.ca_file[0] && cfg.source == SRC_KUBERNETES)
+	if (cfg.ca_file[0] && !access(cfg.ca_file, R_OK))
 		curl_easy_setopt(r->curl, CURLOPT_CAINFO, cfg.ca_file);
 	rc = curl_easy_perform(r->curl);
 	if (__atomic_load_n(&stopping, __ATOMIC_RELAXED))

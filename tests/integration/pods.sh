@@ -181,6 +181,21 @@ check_eq "later drops of the deleted pod go to the remainder" "$((DA + 50))" \
 stop_exporter() { kill "$EXPORTER_PID"; wait "$EXPORTER_PID" 2>/dev/null; }
 stop_exporter
 
+# -- 2b. the kubelet's pods endpoint instead of the API server --------------------------------------
+seen=$(wc -l <"$API_LOG")
+start_exporter --config "$(config kubelet "" 'source = kubelet' "kubelet_url = $API_URL/api/v1/pods")" ||
+	exit 1
+check "kubelet source: pods known" wait_for '^netstack_pods_known$' 2
+sleep 1.5
+flood "$NSB" 40
+sleep 0.5
+scrape "$TMP/k1"
+check_eq "kubelet source: pod B's drops carry its labels" 40 \
+	"$(fsum "$TMP/k1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]")"
+ge "kubelet source: polled every refresh_seconds" "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET list')" 2
+check_eq "kubelet source: never watched" 0 "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET watch')"
+stop_exporter
+
 # -- 3. a broken API server ----------------------------------------------------------------------
 # failing KIND MODE|URL: serving goes on with empty pod labels, errors counted, logged once.
 failing() {
