@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "config.h"
+#include "pods.h"
 
 #define COLLECTOR_PREFIX "collector."
 
@@ -26,6 +27,7 @@ void config_defaults(struct config *c)
 	c->max_request = 16384;
 	c->drop_caps = true;
 	c->log_level = LOG_INFO;
+	pods_config_reset();
 	for (struct collector *const *p = collectors; *p; p++) {
 		(*p)->enabled = (*p)->default_enabled;
 		if ((*p)->reset)
@@ -206,7 +208,7 @@ struct parse_state {
 static bool known_section(const char *s)
 {
 	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security") ||
-	    !strcmp(s, "labels"))
+	    !strcmp(s, "labels") || !strcmp(s, "pods"))
 		return true;
 	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
@@ -276,6 +278,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 			ret = set_string(c->node, sizeof(c->node), val, msg, sizeof(msg));
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [labels]", key);
+	} else if (!strcmp(section, "pods")) {
+		ret = pods_config_set(key, val, msg, sizeof(msg));
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);
@@ -291,10 +295,15 @@ static int handler(void *user, const char *section, const char *key, const char 
 			return 1; /* already reported by the reader */
 		if (!strcmp(key, "enabled"))
 			ret = parse_bool(val, &col->enabled, msg, sizeof(msg));
+		else if (!strcmp(key, "pod_labels"))
+			ret = pods_collector_labels(col->name, val, st->line, msg, sizeof(msg));
 		else if (col->set)
 			ret = col->set(key, val, msg, sizeof(msg));
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [%s]", key, section);
+		/* pod_labels works from the netns label: remember whether it is there. */
+		if (!ret && !strcmp(key, "labels"))
+			pods_collector_netns(col->name, val);
 	} else if (!section[0]) {
 		snprintf(msg, sizeof(msg), "key '%s' outside any section", key);
 	} else {
@@ -346,5 +355,5 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot parse (error %d)", path, ret);
 		return -1;
 	}
-	return 0;
+	return pods_config_check(path, err, errlen);
 }

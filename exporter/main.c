@@ -14,6 +14,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "pods.h"
 #include "privs.h"
 #include "scrape.h"
 #include "version.h"
@@ -173,7 +174,13 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
-	if (cfg.drop_caps && privs_drop(privs_runtime_caps(), cfg.user)) {
+	if (cfg.drop_caps && privs_drop(privs_runtime_caps() | pods_runtime_caps(), cfg.user)) {
+		exit_code = 1;
+		goto out;
+	}
+	/* After the drop: its threads run with the capabilities kept. */
+	if (pods_start()) {
+		log_error("pods: cannot start the resolver");
 		exit_code = 1;
 		goto out;
 	}
@@ -183,6 +190,7 @@ int main(int argc, char **argv)
 	log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	http_stop();
 out:
+	pods_stop();
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->up)
 			(*p)->stop();

@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "log.h"
+#include "pods.h"
 #include "version.h"
 #include "scrape.h"
 
@@ -49,8 +50,12 @@ static void render_collector(struct collector *c, struct expo *e)
 {
 	size_t mark = e->out->len;
 	double start = now_seconds();
-	bool ok = c->collect(e) == 0;
+	bool ok;
 
+	/* Pod labels are folded in at render time, from the netns label the collector writes. */
+	expo_set_filter(e, pods_filter(c->name), true);
+	ok = c->collect(e) == 0;
+	expo_set_filter(e, NULL, ok);
 	/* A failing collector leaves nothing half-written, and the scrape goes on. */
 	if (!ok)
 		e->out->len = mark;
@@ -227,6 +232,7 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 		labels_add(&ml, "map", overflows[i].map);
 		expo_u64(&e, &ml, overflows[i].count);
 	}
+	pods_render_metrics(&e);
 	render_bpf_stats(&e);
 	render_process(&e);
 	expo_finish(&e);

@@ -58,15 +58,28 @@ static uint64_t reading_get(const struct reading *r, const char *reason)
 	return 0;
 }
 
-/* expo sink: sum netstack_skb_drops_total over every label but reason. */
-static void add_drop(void *ctx, const struct expo *e, const struct labels *l, uint64_t v)
+/* Sums netstack_skb_drops_total over every label but reason into a reading. */
+struct drop_summer {
+	struct expo_filter f;
+	struct reading *r;
+};
+
+static bool capture_drops(struct expo_filter *f, const char *family, enum metric_type type)
 {
-	struct reading *r = ctx;
+	(void)f;
+	return type == METRIC_COUNTER && !strcmp(family, "netstack_skb_drops_total");
+}
+
+static void add_drop(struct expo_filter *f, const struct labels *l, const double *bounds,
+		     const uint64_t *counts, int nbounds, double sum)
+{
+	struct reading *r = ((struct drop_summer *)f)->r;
 	const char *reason = NULL;
 	size_t i;
 
-	if (strcmp(e->family, "netstack_skb_drops_total"))
-		return;
+	(void)bounds;
+	(void)nbounds;
+	(void)sum;
 	for (int k = 0; k < l->n && !reason; k++)
 		if (!strcmp(l->name[k], "reason"))
 			reason = l->value[k];
@@ -89,13 +102,21 @@ static void add_drop(void *ctx, const struct expo *e, const struct labels *l, ui
 			return;
 		r->n++;
 	}
-	r->e[i].count += v;
+	r->e[i].count += counts[0];
+}
+
+static void flush_nothing(struct expo_filter *f, struct expo *e, bool keep)
+{
+	(void)f;
+	(void)e;
+	(void)keep;
 }
 
 /* Read the drops collector's counters into r; false when it is not running. */
 static bool read_drops(struct reading *r)
 {
 	struct collector *c = collector_find("drops");
+	struct drop_summer summer = { { capture_drops, add_drop, flush_nothing }, r };
 	struct mbuf scratch = { 0 };
 	struct expo e;
 	int err;
@@ -104,9 +125,9 @@ static bool read_drops(struct reading *r)
 	if (!c || !c->enabled || !c->up)
 		return false;
 	expo_init(&e, &scratch, FORMAT_PROMETHEUS);
-	e.sink = add_drop;
-	e.sink_ctx = r;
+	expo_set_filter(&e, &summer.f, true);
 	err = c->collect(&e);
+	expo_finish(&e);
 	mbuf_free(&scratch);
 	return !err;
 }

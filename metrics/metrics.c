@@ -257,8 +257,22 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format)
 	e->family = NULL;
 	e->type = METRIC_GAUGE;
 	e->constant = NULL;
-	e->sink = NULL;
-	e->sink_ctx = NULL;
+	e->filter = NULL;
+	e->capturing = false;
+}
+
+static void flush_filter(struct expo *e, bool keep)
+{
+	if (e->capturing) {
+		e->capturing = false;
+		e->filter->flush(e->filter, e, keep);
+	}
+}
+
+void expo_set_filter(struct expo *e, struct expo_filter *f, bool keep)
+{
+	flush_filter(e, keep);
+	e->filter = f;
 }
 
 static void write_help(struct expo *e, const char *name, size_t len, const char *help)
@@ -285,8 +299,10 @@ void expo_family(struct expo *e, const char *name, enum metric_type type, const 
 {
 	size_t len = strlen(name);
 
+	flush_filter(e, true);
 	e->family = name;
 	e->type = type;
+	e->capturing = e->filter && e->filter->capture(e->filter, name, type);
 	/* An empty HELP means "no HELP" in OpenMetrics; skip it in both formats for symmetry. */
 	if (help && !*help)
 		help = NULL;
@@ -354,8 +370,10 @@ static void write_labels(struct expo *e, const struct labels *l, const char *le)
 
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 {
-	if (e->sink)
-		e->sink(e->sink_ctx, e, l, v);
+	if (e->capturing) {
+		e->filter->sample(e->filter, l, NULL, &v, 0, 0);
+		return;
+	}
 	write_name(e, NULL);
 	write_labels(e, l, NULL);
 	mbuf_printf(e->out, " %" PRIu64 "\n", v);
@@ -379,6 +397,10 @@ void expo_histogram(struct expo *e, const struct labels *l, const double *bounds
 	uint64_t cum = 0;
 	int i;
 
+	if (e->capturing) {
+		e->filter->sample(e->filter, l, bounds, counts, nbounds, sum);
+		return;
+	}
 	for (i = 0; i < nbounds; i++) {
 		cum += counts[i];
 		fmt_double(num, bounds[i], om);
@@ -403,6 +425,7 @@ void expo_histogram(struct expo *e, const struct labels *l, const double *bounds
 
 void expo_finish(struct expo *e)
 {
+	flush_filter(e, true);
 	if (e->format == FORMAT_OPENMETRICS)
 		mbuf_puts(e->out, "# EOF\n");
 }

@@ -47,15 +47,30 @@ struct labels {
 /* Append a label; silently ignored past LABELS_MAX (a programming error caught by tests). */
 void labels_add(struct labels *l, const char *name, const char *value);
 
+struct expo;
+
+/*
+ * A filter set between families (expo_set_filter): samples of the families it captures go to
+ * sample() instead of the output, and flush() writes what it made of them (through expo_*, with
+ * capture off) before the next family starts, at expo_finish, or when the filter is removed.
+ * counts has nbounds + 1 entries; a counter is nbounds = 0 with bounds NULL.
+ */
+struct expo_filter {
+	bool (*capture)(struct expo_filter *f, const char *family, enum metric_type type);
+	void (*sample)(struct expo_filter *f, const struct labels *l, const double *bounds,
+		       const uint64_t *counts, int nbounds, double sum);
+	/* keep false: the caller abandons this family (its collector failed). */
+	void (*flush)(struct expo_filter *f, struct expo *e, bool keep);
+};
+
 struct expo {
 	struct mbuf *out;
 	enum metric_format format;
 	const char *family;	       /* name of the family being written */
 	const struct labels *constant; /* added to every sample (e.g. node), or NULL */
 	enum metric_type type;
-	/* When set, also called with every expo_u64 sample (e.g. to sum a family in memory). */
-	void (*sink)(void *ctx, const struct expo *e, const struct labels *l, uint64_t v);
-	void *sink_ctx;
+	struct expo_filter *filter; /* NULL: every sample is written as it comes */
+	bool capturing;		    /* the current family goes to filter */
 };
 
 void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
@@ -72,6 +87,8 @@ void expo_double(struct expo *e, const struct labels *l, double v);
  */
 void expo_histogram(struct expo *e, const struct labels *l, const double *bounds,
 		    const uint64_t *counts, int nbounds, double sum);
+/* Flush the current filter (keep: write its result), then use f (NULL: none) from now on. */
+void expo_set_filter(struct expo *e, struct expo_filter *f, bool keep);
 /* End of exposition: "# EOF" for OpenMetrics, nothing for Prometheus text. */
 void expo_finish(struct expo *e);
 

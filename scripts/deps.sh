@@ -5,7 +5,7 @@
 set -eu
 
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
-libmicrohttpd-dev libinih-dev"
+libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev"
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
 jq libyaml-libyaml-perl strace systemd"
 

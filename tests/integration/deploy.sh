@@ -218,6 +218,41 @@ check_eq "job label = Service name = the job the rules expect" "netstack-exporte
 grep -q 'job="netstack-exporter"' deploy/prometheus/netstack.rules.yml
 check_eq "rules use job=\"netstack-exporter\"" 0 "$?"
 
+# ---- pod-labels overlay --------------------------------------------------------------------
+# The base's least privilege plus exactly what pod attribution needs (components/pod-labels).
+if [ "$RENDERED" = 1 ]; then
+	if kubectl kustomize "$K/overlays/pod-labels" >"$TMP/pods.yaml" 2>"$TMP/pods.err" &&
+		yaml2json <"$TMP/pods.yaml" >"$TMP/pods.json"; then
+		ok "kubectl kustomize $K/overlays/pod-labels renders"
+		PS='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
+		jqc "pod-labels: hostPID (other pods' /proc entries)" "$PS.hostPID == true" "$TMP/pods.json"
+		jqc "pod-labels: service account token mounted" \
+			"$PS.automountServiceAccountToken == true" "$TMP/pods.json"
+		jqc "pod-labels: NODE_NAME from the downward API" \
+			"[$PS.containers[0].env[] | select(.name == \"NODE_NAME\") | .valueFrom.fieldRef.fieldPath] == [\"spec.nodeName\"]" \
+			"$TMP/pods.json"
+		jqc "pod-labels: capabilities = the base's + SYS_PTRACE" \
+			"$PS.containers[0].securityContext.capabilities.add | sort == [\"BPF\", \"NET_ADMIN\", \"PERFMON\", \"SYS_PTRACE\"]" \
+			"$TMP/pods.json"
+		jqc "pod-labels: still no hostNetwork, not privileged" \
+			"$PS | (.hostNetwork // false) == false and .containers[0].securityContext.privileged == false" \
+			"$TMP/pods.json"
+		jqc "pod-labels: ClusterRole grants get, list, watch on pods and nothing else" \
+			'[.[] | select(.kind == "ClusterRole") | .rules[]] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]' \
+			"$TMP/pods.json"
+		jqc "pod-labels: bound to the DaemonSet's service account" \
+			"[.[] | select(.kind == \"ClusterRoleBinding\") | .subjects[] | \"\(.kind)/\(.namespace)/\(.name)\"] == [\"ServiceAccount/netstack/$sa\"]" \
+			"$TMP/pods.json"
+		jq -r '.[] | select(.kind == "ConfigMap") | .data | to_entries[0].value' "$TMP/pods.json" \
+			>"$TMP/pods.ini"
+		check "pod-labels: its INI sets pod_labels" grep -q '^pod_labels = ' "$TMP/pods.ini"
+		check "pod-labels: its INI passes --check-config" \
+			"$EXPORTER" --check-config --config "$TMP/pods.ini"
+	else
+		not_ok "kubectl kustomize $K/overlays/pod-labels renders" "$(cat "$TMP/pods.err")"
+	fi
+fi
+
 # ---- Dockerfile -----------------------------------------------------------------------------
 D=deploy/docker/Dockerfile
 # stage_lines STAGE: the instructions of one stage, continuation lines joined.

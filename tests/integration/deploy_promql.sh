@@ -48,6 +48,8 @@ declare -A CLASS=(
 	["var:job"]=data
 	["var:node"]=data
 	["var:reason"]=data
+	["var:namespace"]=data
+	["var:pod"]=data
 	["dash:Drops by reason:A"]=data
 	["dash:Top drop reasons (last 5 minutes):A"]=data
 	["dash:Drops by node:A"]=data
@@ -58,6 +60,7 @@ declare -A CLASS=(
 	["dash:Drops by network namespace and interface (netns, interface labels):A"]=data
 	["dash:Drops by network namespace and interface (netns, interface labels):B"]=data
 	["dash:Drops by pod (pod attribution):A"]='data-if count(netstack_skb_drops_total{pod!=""})'
+	["dash:Retransmitted segments by pod (pod attribution):A"]='data-if count(netstack_tcp_retransmitted_segments_total{pod!=""})'
 	["dash:Retransmitted segments:A"]="data-if $RETRANS"
 	["dash:Retransmits by kind and TCP state:A"]="data-if $RETRANS"
 	["dash:Retransmitted segments per round trip:A"]="data-if $TCP"
@@ -75,6 +78,7 @@ declare -A CLASS=(
 	["dash:BPF program CPU time:B"]='data-if count(netstack_bpf_program_runs_total)'
 	["dash:Map overflow and lost events:A"]=data
 	["dash:Map overflow and lost events:B"]='data-if count(netstack_events_lost_total)'
+	["dash:Map overflow and lost events:C"]='data-if count(netstack_series_overflow_total)'
 	["dash:Exporter process:A"]=data
 	["dash:Exporter process:B"]=data
 	["grafana:NetstackDropReasonSpike:A"]=data
@@ -201,7 +205,8 @@ subst() { # Grafana's variables, as a dashboard showing our exporter would have 
 	sed -e "s/\\\$__rate_interval/$RATE_INTERVAL/g; s/\\\${__rate_interval}/$RATE_INTERVAL/g" \
 		-e "s/\\\$job/$JOB/g; s/\\\${job}/$JOB/g" \
 		-e "s/\\\$node/$TARGET/g; s/\\\${node}/$TARGET/g" \
-		-e 's/\$reason/NO_SOCKET/g; s/\${reason}/NO_SOCKET/g'
+		-e 's/\$reason/NO_SOCKET/g; s/\${reason}/NO_SOCKET/g' \
+		-e 's/\$namespace/.*/g; s/\${namespace}/.*/g; s/\$pod/.*/g; s/\${pod}/.*/g'
 }
 {
 	jq -c '.templating.list[] | select(.type == "query") | {key: "var:\(.name)", expr: .query.query}' "$DASH" |

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "collector.h"
 #include "config.h"
+#include "pods.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -594,6 +595,56 @@ static void test_bom_unknown_section(void)
 	EXPECT_ERROR("\xef\xbb\xbf[bogus]\nx = 1\n", 1, "unknown section [bogus]");
 }
 
+/* [pods] and pod_labels: every key, its errors with their lines, and the netns requirement. */
+static void test_pods(void)
+{
+	struct config c;
+
+	EXPECT_OK(&c, "[pods]\nsource = kubernetes\napi_url = https://127.0.0.1:6443\n"
+		      "token_file = /t\nca_file = /c\nnode_name = n1\nrefresh_seconds = 1\n"
+		      "grace_seconds = 0\nmax_series = 3\ntimeout_seconds = 600\n"
+		      "kubelet_url = http://127.0.0.1:10255/pods\n");
+	CHECK(pods_max_series() == 3);
+	config_defaults(&c);
+	CHECK(pods_max_series() == 1000);
+	EXPECT_OK(&c, "[collector.drops]\npod_labels = namespace,pod,container\n"
+		      "labels = reason,family,protocol,netns\n");
+	CHECK(pods_labels_of("drops") ==
+	      (POD_LABEL_NAMESPACE | POD_LABEL_POD | POD_LABEL_CONTAINER));
+	CHECK(pods_labels_of("rtt") == 0);
+	EXPECT_OK(&c, "[collector.rtt]\nlabels = family,netns\npod_labels = process netns\n");
+	CHECK(pods_labels_of("rtt") == (POD_LABEL_PROCESS | POD_LABEL_NETNS));
+	config_defaults(&c);
+	CHECK(pods_labels_of("rtt") == 0);
+	EXPECT_OK(&c, "[collector.drops]\npod_labels =\n");
+	EXPECT_ERROR("[collector.drops]\n\npod_labels = pod\n", 3,
+		     "pod_labels: needs netns in the labels of [collector.drops] (the kernel keys "
+		     "counts by network namespace)");
+	EXPECT_ERROR("[collector.retrans]\nlabels = family,kind,state,netns\n"
+		     "labels = family,kind,state\npod_labels = pod\n",
+		     4,
+		     "pod_labels: needs netns in the labels of [collector.retrans] (the kernel "
+		     "keys counts by network namespace)");
+	EXPECT_ERROR("[collector.drops]\npod_labels = pod,node\n", 2,
+		     "pod_labels: unknown label 'node' (known: namespace, pod, container, process, "
+		     "netns)");
+	EXPECT_ERROR("[pods]\nsource = k8s\n", 2,
+		     "source: expected auto, kubernetes, kubelet or none, got 'k8s'");
+	EXPECT_ERROR("[pods]\napi_url = 127.0.0.1:6443\n", 2,
+		     "api_url: expected an http:// or https:// URL, got '127.0.0.1:6443'");
+	EXPECT_ERROR("[pods]\nkubelet_url = ftp://x\n", 2,
+		     "kubelet_url: expected an http:// or https:// URL, got 'ftp://x'");
+	EXPECT_ERROR("[pods]\nmax_series = 0\n", 2,
+		     "max_series: expected a whole number from 1 to 1048576, got '0'");
+	EXPECT_ERROR("[pods]\nrefresh_seconds = 0\n", 2,
+		     "refresh_seconds: expected a whole number from 1 to 3600, got '0'");
+	EXPECT_ERROR("[pods]\ngrace_seconds = -1\n", 2,
+		     "grace_seconds: expected a whole number from 0 to 86400, got '-1'");
+	EXPECT_ERROR("[pods]\ntimeout_seconds = 601\n", 2,
+		     "timeout_seconds: expected a whole number from 1 to 600, got '601'");
+	EXPECT_ERROR("[pods]\nnamespace = x\n", 2, "namespace: unknown key 'namespace' in [pods]");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -628,6 +679,7 @@ int main(void)
 	RUN(test_line_numbers_after_long_line);
 	RUN(test_unclosed_section_header);
 	RUN(test_bom_unknown_section);
+	RUN(test_pods);
 
 	for (int i = 1; i <= nfiles; i++) {
 		char path[PATH_MAX];

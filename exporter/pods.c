@@ -1,0 +1,1079 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pod attribution, the resolver side: one thread scans /proc for network namespaces and their
+ * kubepods cgroups, another follows the node's pods in the Kubernetes API (list, then watch
+ * from the list's resourceVersion) or polls the kubelet. The scanner publishes an immutable
+ * snapshot that scrapes take a reference to: a scrape never waits on the API server.
+ */
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "config.h"
+#include "log.h"
+#include "pods.h"
+
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define MAX_CONTAINERS 16
+#define BACKOFF_MAX 60
+
+enum source { SRC_AUTO, SRC_KUBERNETES, SRC_KUBELET, SRC_NONE };
+
+static struct {
+	enum source source;
+	char api_url[256], token_file[256], ca_file[256], kubelet_url[256], node_name[254];
+	unsigned refresh, grace, max_series, timeout;
+} cfg;
+
+/* pod_labels per collector, with whether its labels include netns (checked after loading). */
+#define MAX_COLLECTORS 16
+static struct {
+	char name[32];
+	unsigned mask;
+	int line;     /* of pod_labels, for the error */
+	bool netns;   /* its labels key lists netns */
+	struct expo_filter *filter;
+} per[MAX_COLLECTORS];
+static int n_per;
+
+void pods_config_reset(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	strcpy(cfg.token_file, SA_DIR "/token");
+	strcpy(cfg.ca_file, SA_DIR "/ca.crt");
+	cfg.refresh = 10;
+	cfg.grace = 300;
+	cfg.max_series = 1000;
+	cfg.timeout = 10;
+	n_per = 0;
+}
+
+static int set_str(char *dst, size_t size, const char *s, char *err, size_t errlen)
+{
+	if (strlen(s) >= size) {
+		snprintf(err, errlen, "value longer than %zu characters", size - 1);
+		return -1;
+	}
+	strcpy(dst, s);
+	return 0;
+}
+
+int pods_config_set(const char *key, const char *value, char *err, size_t errlen)
+{
+	if (!strcmp(key, "source")) {
+		static const char *const names[] = { "auto", "kubernetes", "kubelet", "none" };
+
+		for (int i = 0; i < 4; i++) {
+			if (!strcmp(value, names[i])) {
+				cfg.source = i;
+				return 0;
+			}
+		}
+		snprintf(err, errlen, "expected auto, kubernetes, kubelet or none, got '%s'", value);
+		return -1;
+	}
+	if (!strcmp(key, "api_url") || !strcmp(key, "kubelet_url")) {
+		if (*value && strncmp(value, "https://", 8) && strncmp(value, "http://", 7)) {
+			snprintf(err, errlen, "expected an http:// or https:// URL, got '%s'", value);
+			return -1;
+		}
+		return key[0] == 'a' ? set_str(cfg.api_url, sizeof(cfg.api_url), value, err, errlen)
+				     : set_str(cfg.kubelet_url, sizeof(cfg.kubelet_url), value, err,
+					       errlen);
+	}
+	if (!strcmp(key, "token_file"))
+		return set_str(cfg.token_file, sizeof(cfg.token_file), value, err, errlen);
+	if (!strcmp(key, "ca_file"))
+		return set_str(cfg.ca_file, sizeof(cfg.ca_file), value, err, errlen);
+	if (!strcmp(key, "node_name"))
+		return set_str(cfg.node_name, sizeof(cfg.node_name), value, err, errlen);
+	if (!strcmp(key, "refresh_seconds"))
+		return parse_uint(value, 1, 3600, &cfg.refresh, err, errlen);
+	if (!strcmp(key, "grace_seconds"))
+		return parse_uint(value, 0, 86400, &cfg.grace, err, errlen);
+	if (!strcmp(key, "max_series"))
+		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
+	if (!strcmp(key, "timeout_seconds"))
+		return parse_uint(value, 1, 600, &cfg.timeout, err, errlen);
+	snprintf(err, errlen, "unknown key '%s' in [pods]", key);
+	return -1;
+}
+
+static int per_index(const char *collector)
+{
+	for (int i = 0; i < n_per; i++)
+		if (!strcmp(per[i].name, collector))
+			return i;
+	if (n_per == MAX_COLLECTORS || strlen(collector) >= sizeof(per[0].name))
+		return -1;
+	memset(&per[n_per], 0, sizeof(per[0]));
+	strcpy(per[n_per].name, collector);
+	return n_per++;
+}
+
+int pods_collector_labels(const char *collector, const char *value, int line, char *err,
+			  size_t errlen)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = { { "namespace", POD_LABEL_NAMESPACE }, { "pod", POD_LABEL_POD },
+		      { "container", POD_LABEL_CONTAINER }, { "process", POD_LABEL_PROCESS },
+		      { "netns", POD_LABEL_NETNS } };
+	char buf[256], *save, *tok;
+	unsigned mask = 0;
+	int i = per_index(collector);
+
+	if (i < 0 || strlen(value) >= sizeof(buf)) {
+		snprintf(err, errlen, "list too long");
+		return -1;
+	}
+	strcpy(buf, value);
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		size_t j;
+
+		for (j = 0; j < sizeof(names) / sizeof(names[0]) && strcmp(tok, names[j].name);
+		     j++)
+			;
+		if (j == sizeof(names) / sizeof(names[0])) {
+			snprintf(err, errlen,
+				 "unknown label '%s' (known: namespace, pod, container, process, "
+				 "netns)",
+				 tok);
+			return -1;
+		}
+		mask |= names[j].bit;
+	}
+	per[i].mask = mask;
+	per[i].line = line;
+	return 0;
+}
+
+void pods_collector_netns(const char *collector, const char *labels)
+{
+	char buf[256], *save, *tok;
+	int i = per_index(collector);
+
+	if (i < 0)
+		return;
+	per[i].netns = false;
+	snprintf(buf, sizeof(buf), "%s", labels);
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save))
+		per[i].netns |= !strcmp(tok, "netns");
+}
+
+int pods_config_check(const char *path, char *err, size_t errlen)
+{
+	for (int i = 0; i < n_per; i++) {
+		if (per[i].mask && !per[i].netns) {
+			snprintf(err, errlen,
+				 "%s:%d: pod_labels: needs netns in the labels of "
+				 "[collector.%s] (the kernel keys counts by network namespace)",
+				 path, per[i].line, per[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+unsigned pods_labels_of(const char *collector)
+{
+	for (int i = 0; i < n_per; i++)
+		if (!strcmp(per[i].name, collector))
+			return per[i].mask;
+	return 0;
+}
+
+unsigned pods_max_series(void)
+{
+	return cfg.max_series;
+}
+
+/* ---- shared state ---- */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* everything below */
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static bool stopping, rescan;
+static bool active, kube; /* started; with a pod source */
+
+struct pod {
+	char uid[POD_UID_LEN + 1];
+	char ns[64], name[254];
+	double deleted; /* monotonic seconds, 0: alive */
+	int nc;
+	struct {
+		char id[CONTAINER_ID_MAX + 1];
+		char name[64];
+	} c[MAX_CONTAINERS];
+};
+static struct pod *pods;
+static size_t n_pods, cap_pods;
+
+static const char *const error_kinds[] = { "connect", "timeout", "tls",	 "forbidden",
+					   "http",    "parse",	 "gone", "other" };
+enum { E_CONNECT, E_TIMEOUT, E_TLS, E_FORBIDDEN, E_HTTP, E_PARSE, E_GONE, E_OTHER, NR_E };
+static uint64_t errors[NR_E];
+static bool logged[NR_E];
+static double last_sync; /* wall clock seconds */
+
+struct pods_snapshot {
+	int refs;
+	size_t n;
+	struct pod_attr *v; /* sorted by netns; strings owned */
+};
+static struct pods_snapshot *current;
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct pods_snapshot *pods_snapshot_get(void)
+{
+	struct pods_snapshot *s;
+
+	pthread_mutex_lock(&mu);
+	s = current;
+	if (s)
+		s->refs++;
+	pthread_mutex_unlock(&mu);
+	return s;
+}
+
+static void snapshot_free(struct pods_snapshot *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free((char *)s->v[i].namespace);
+		free((char *)s->v[i].pod);
+		free((char *)s->v[i].container);
+		free((char *)s->v[i].process);
+	}
+	free(s->v);
+	free(s);
+}
+
+void pods_snapshot_put(struct pods_snapshot *s)
+{
+	bool last;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&mu);
+	if (last)
+		snapshot_free(s);
+}
+
+const struct pod_attr *pods_snapshot_find(const struct pods_snapshot *s, uint32_t netns)
+{
+	size_t lo = 0, hi = s ? s->n : 0;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->v[mid].netns == netns)
+			return &s->v[mid];
+		if (s->v[mid].netns < netns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+bool pods_kubernetes(void)
+{
+	return kube;
+}
+
+/* ---- the /proc scanner ---- */
+
+/* What the resolver remembers of a namespace, across scans. */
+struct nsent {
+	uint32_t netns;
+	bool host, seen;
+	double gone; /* monotonic seconds it was last seen or its pod deleted; 0: alive */
+	char ns[64], pod[254], container[64], process[17];
+};
+static struct nsent *nss;
+static size_t n_nss, cap_nss;
+
+/* One namespace during a scan. */
+struct scanned {
+	uint32_t netns;
+	int pid; /* representative: the first (lowest) process found */
+	struct kube_ids ids;
+	bool have_pod, matched; /* matched: container found among the API's */
+};
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return 0;
+}
+
+static const struct pod *pod_by_uid(const char *uid)
+{
+	for (size_t i = 0; i < n_pods; i++)
+		if (!strcmp(pods[i].uid, uid))
+			return &pods[i];
+	return NULL;
+}
+
+static const char *container_name(const struct pod *p, const char *id)
+{
+	for (int i = 0; p && i < p->nc; i++)
+		if (id[0] && !strcmp(p->c[i].id, id))
+			return p->c[i].name;
+	return NULL;
+}
+
+static struct nsent *nsent_get(uint32_t netns)
+{
+	for (size_t i = 0; i < n_nss; i++)
+		if (nss[i].netns == netns)
+			return &nss[i];
+	if (n_nss == cap_nss) {
+		size_t cap = cap_nss ? cap_nss * 2 : 64;
+		struct nsent *v = realloc(nss, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		nss = v;
+		cap_nss = cap;
+	}
+	memset(&nss[n_nss], 0, sizeof(nss[0]));
+	nss[n_nss].netns = netns;
+	return &nss[n_nss++];
+}
+
+static int cmp_attr(const void *a, const void *b)
+{
+	const struct pod_attr *x = a, *y = b;
+
+	return x->netns < y->netns ? -1 : x->netns > y->netns;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static void publish(double now)
+{
+	struct pods_snapshot *s = calloc(1, sizeof(*s)), *old;
+
+	if (!s || !(s->v = calloc(n_nss + 1, sizeof(*s->v)))) {
+		free(s);
+		return;
+	}
+	s->refs = 1;
+	for (size_t i = 0; i < n_nss; i++) {
+		struct pod_attr *a = &s->v[s->n++];
+
+		a->netns = nss[i].netns;
+		a->expired = nss[i].gone && now - nss[i].gone >= cfg.grace;
+		a->namespace = dup_or_empty(nss[i].ns);
+		a->pod = dup_or_empty(nss[i].pod);
+		a->container = dup_or_empty(nss[i].container);
+		a->process = dup_or_empty(nss[i].process);
+		if (!a->namespace || !a->pod || !a->container || !a->process) {
+			snapshot_free(s);
+			return;
+		}
+	}
+	qsort(s->v, s->n, sizeof(*s->v), cmp_attr);
+	pthread_mutex_lock(&mu);
+	old = current;
+	current = s;
+	pthread_mutex_unlock(&mu);
+	pods_snapshot_put(old);
+}
+
+static void scan(void)
+{
+	struct scanned *v = NULL;
+	size_t n = 0, cap = 0;
+	struct stat st;
+	uint32_t host = 0;
+	struct dirent *de;
+	double now = mono();
+	DIR *d;
+
+	/* The host's: init's with hostPID, else (or when hidden from us) our own. */
+	if (!stat("/proc/1/ns/net", &st) || !stat("/proc/self/ns/net", &st))
+		host = st.st_ino;
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		char path[64], buf[4096];
+		int pid = atoi(de->d_name);
+		struct scanned *s = NULL;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+		if (stat(path, &st))
+			continue; /* gone, a kernel thread, or not ours to see */
+		for (size_t i = 0; i < n && !s; i++)
+			if (v[i].netns == (uint32_t)st.st_ino)
+				s = &v[i];
+		if (!s) {
+			if (n == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				struct scanned *nv = realloc(v, c * sizeof(*nv));
+
+				if (!nv)
+					break;
+				v = nv;
+				cap = c;
+			}
+			s = &v[n++];
+			memset(s, 0, sizeof(*s));
+			s->netns = st.st_ino;
+			s->pid = pid;
+		}
+		if (pid < s->pid)
+			s->pid = pid; /* the lowest: the longest-lived, usually */
+		if (s->netns == host || s->matched)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+		if (read_small(path, buf, sizeof(buf)))
+			continue;
+		/* Pods share one netns; prefer a container the API names over the pause one. */
+		{
+			struct kube_ids ids;
+
+			if (kubepods_parse_file(buf, &ids))
+				continue;
+			pthread_mutex_lock(&mu);
+			s->matched = container_name(pod_by_uid(ids.pod_uid), ids.container_id);
+			pthread_mutex_unlock(&mu);
+			if (!s->have_pod || s->matched || (!s->ids.container_id[0] &&
+							   ids.container_id[0]))
+				s->ids = ids;
+			s->have_pod = true;
+		}
+	}
+	if (d)
+		closedir(d);
+
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < n_nss; i++)
+		nss[i].seen = false;
+	for (size_t i = 0; i < n; i++) {
+		struct nsent *e = nsent_get(v[i].netns);
+		const struct pod *p = v[i].have_pod ? pod_by_uid(v[i].ids.pod_uid) : NULL;
+		const char *cname = container_name(p, v[i].ids.container_id);
+		char path[64];
+
+		if (!e)
+			break;
+		e->seen = true;
+		e->host = v[i].netns == host;
+		snprintf(e->ns, sizeof(e->ns), "%s", p ? p->ns : "");
+		snprintf(e->pod, sizeof(e->pod), "%s", p ? p->name : "");
+		/* Without the API's name, the short form of the ID docker and crictl show. */
+		snprintf(e->container, sizeof(e->container), "%.*s", cname ? 63 : kube ? 0 : 12,
+			 cname ? cname : v[i].ids.container_id);
+		snprintf(path, sizeof(path), "/proc/%d/comm", v[i].pid);
+		if (read_small(path, e->process, sizeof(e->process)))
+			e->process[0] = '\0';
+		e->process[strcspn(e->process, "\n")] = '\0';
+		e->gone = p && p->deleted ? (e->gone ? e->gone : p->deleted) : 0;
+	}
+	/* Namespaces no process holds any more: gone now; forgotten twice the grace later. */
+	for (size_t i = 0; i < n_nss;) {
+		if (!nss[i].seen && !nss[i].gone)
+			nss[i].gone = now;
+		if (nss[i].gone && now - nss[i].gone > 2.0 * cfg.grace + cfg.refresh) {
+			nss[i] = nss[--n_nss];
+			continue;
+		}
+		i++;
+	}
+	/* Deleted pods: kept while a namespace may still name them. */
+	for (size_t i = 0; i < n_pods;) {
+		if (pods[i].deleted && now - pods[i].deleted > 2.0 * cfg.grace + cfg.refresh) {
+			pods[i] = pods[--n_pods];
+			continue;
+		}
+		i++;
+	}
+	pthread_mutex_unlock(&mu);
+	free(v);
+	publish(now);
+}
+
+/* Sleep up to seconds, or until woken (stop, or news from the API). */
+static void nap(double seconds, bool *flag)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)seconds;
+	ts.tv_nsec += (long)((seconds - (time_t)seconds) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&mu);
+	while (!stopping && !(flag && *flag))
+		if (pthread_cond_timedwait(&wake, &mu, &ts))
+			break;
+	if (flag)
+		*flag = false;
+	pthread_mutex_unlock(&mu);
+}
+
+static void *scanner(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
+		scan();
+		nap(cfg.refresh, &rescan);
+	}
+	return NULL;
+}
+
+/* ---- the pod source ---- */
+
+/* Counted every time, logged the first time per kind. */
+static void count_error(int kind, const char *detail)
+{
+	pthread_mutex_lock(&mu);
+	errors[kind]++;
+	pthread_mutex_unlock(&mu);
+	log_once(logged[kind], LOG_WARN,
+		 "pods: pod source failed (%s): %s; labels keep what is known, retrying with "
+		 "back-off",
+		 error_kinds[kind], detail);
+}
+
+static void synced(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&mu);
+	last_sync = ts.tv_sec + ts.tv_nsec / 1e9;
+	rescan = true;
+	pthread_cond_broadcast(&wake);
+	pthread_mutex_unlock(&mu);
+}
+
+static const char *jstr(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, a, &x))
+		return NULL;
+	if (b && !json_object_object_get_ex(x, b, &x))
+		return NULL;
+	return json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
+}
+
+/* A Pod object into p; 0 or -1 when it lacks uid, name or namespace. */
+static int parse_pod(struct json_object *o, struct pod *p)
+{
+	const char *uid = jstr(o, "metadata", "uid"), *name = jstr(o, "metadata", "name");
+	const char *ns = jstr(o, "metadata", "namespace");
+	struct json_object *status, *cs;
+
+	memset(p, 0, sizeof(*p));
+	if (!uid || !name || !ns || strlen(uid) != POD_UID_LEN)
+		return -1;
+	strcpy(p->uid, uid);
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->ns, sizeof(p->ns), "%s", ns);
+	if (!json_object_object_get_ex(o, "status", &status) ||
+	    !json_object_object_get_ex(status, "containerStatuses", &cs) ||
+	    !json_object_is_type(cs, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(cs) && p->nc < MAX_CONTAINERS; i++) {
+		struct json_object *c = json_object_array_get_idx(cs, i);
+		const char *id = jstr(c, "containerID", NULL), *cn = jstr(c, "name", NULL);
+		const char *sep = id ? strstr(id, "://") : NULL; /* "containerd://<id>" */
+
+		if (!sep || !cn)
+			continue;
+		snprintf(p->c[p->nc].id, sizeof(p->c[0].id), "%s", sep + 3);
+		snprintf(p->c[p->nc].name, sizeof(p->c[0].name), "%s", cn);
+		p->nc++;
+	}
+	return 0;
+}
+
+/* Insert or replace under mu. */
+static void pod_put(const struct pod *p)
+{
+	for (size_t i = 0; i < n_pods; i++) {
+		if (!strcmp(pods[i].uid, p->uid)) {
+			pods[i] = *p;
+			return;
+		}
+	}
+	if (n_pods == cap_pods) {
+		size_t cap = cap_pods ? cap_pods * 2 : 32;
+		struct pod *v = realloc(pods, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		pods = v;
+		cap_pods = cap;
+	}
+	pods[n_pods++] = *p;
+}
+
+/* A PodList replaces what we knew: pods missing from it were deleted meanwhile. */
+static int apply_list(struct json_object *root, char *rv, size_t rvlen)
+{
+	struct json_object *items;
+	const char *v = jstr(root, "metadata", "resourceVersion");
+	double now = mono();
+
+	if (!json_object_object_get_ex(root, "items", &items) ||
+	    !json_object_is_type(items, json_type_array))
+		return -1;
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < n_pods; i++)
+		if (!pods[i].deleted)
+			pods[i].deleted = -1; /* not in this list, so far */
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		struct pod p;
+
+		if (!parse_pod(json_object_array_get_idx(items, i), &p))
+			pod_put(&p);
+	}
+	for (size_t i = 0; i < n_pods; i++)
+		if (pods[i].deleted < 0)
+			pods[i].deleted = now;
+	pthread_mutex_unlock(&mu);
+	snprintf(rv, rvlen, "%s", v ? v : "");
+	return 0;
+}
+
+struct req {
+	CURL *curl;
+	struct curl_slist *headers;
+	char *body;
+	size_t len, cap;
+	bool watch; /* lines are events, handled as they arrive */
+	char *rv;
+	size_t rvlen;
+	bool gone, bad; /* watch: 410 in the stream; an unparsable event */
+};
+
+static void watch_event(struct req *r, const char *line)
+{
+	struct json_object *ev = json_tokener_parse(line), *obj;
+	const char *type = ev ? jstr(ev, "type", NULL) : NULL;
+	const char *v;
+	struct pod p;
+
+	if (!type || !json_object_object_get_ex(ev, "object", &obj)) {
+		r->bad = true;
+		json_object_put(ev);
+		return;
+	}
+	if (!strcmp(type, "ERROR")) {
+		struct json_object *code;
+
+		if (json_object_object_get_ex(obj, "code", &code) && json_object_get_int(code) == 410)
+			r->gone = true;
+		else
+			r->bad = true;
+		json_object_put(ev);
+		return;
+	}
+	v = jstr(obj, "metadata", "resourceVersion");
+	if (v)
+		snprintf(r->rv, r->rvlen, "%s", v);
+	if (strcmp(type, "BOOKMARK") && !parse_pod(obj, &p)) {
+		pthread_mutex_lock(&mu);
+		if (!strcmp(type, "DELETED"))
+			p.deleted = mono();
+		pod_put(&p);
+		pthread_mutex_unlock(&mu);
+	}
+	json_object_put(ev);
+	synced();
+}
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct req *r = arg;
+	size_t n = size * nmemb;
+	char *nl;
+
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = (r->len + n + 1) * 2;
+		char *b;
+
+		if (cap > (64u << 20))
+			return 0; /* a PodList this large is not a node's */
+		b = realloc(r->body, cap);
+		if (!b)
+			return 0;
+		r->body = b;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	while (r->watch && (nl = strchr(r->body, '\n'))) {
+		*nl = '\0';
+		if (nl > r->body)
+			watch_event(r, r->body);
+		r->len -= nl + 1 - r->body;
+		memmove(r->body, nl + 1, r->len + 1);
+		if (r->gone)
+			return 0; /* stop reading: relist */
+	}
+	return n;
+}
+
+static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)arg, (void)a, (void)b, (void)c, (void)d;
+	return __atomic_load_n(&stopping, __ATOMIC_RELAXED);
+}
+
+static int classify(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+		return E_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return E_TIMEOUT;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+		return E_TLS;
+	default:
+		return E_OTHER;
+	}
+}
+
+/* GET url; 0 on 2xx, else -1 with the error counted. */
+static int get(struct req *r, const char *url, long total_timeout)
+{
+	char token[4096], auth[4200];
+	CURLcode rc;
+	long status = 0;
+
+	r->len = 0;
+	r->gone = r->bad = false;
+	curl_easy_reset(r->curl);
+	curl_slist_free_all(r->headers);
+	r->headers = curl_slist_append(NULL, "Accept: application/json");
+	/* Bound service account tokens rotate: read it for every request. The kubelet's
+	 * authenticated port takes the same token. */
+	if (!read_small(cfg.token_file, token, sizeof(token))) {
+		token[strcspn(token, "\r\n")] = '\0';
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+		r->headers = curl_slist_append(r->headers, auth);
+	}
+	curl_easy_setopt(r->curl, CURLOPT_URL, url);
+	curl_easy_setopt(r->curl, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(r->curl, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT, (long)cfg.timeout);
+	curl_easy_setopt(r->curl, CURLOPT_TIMEOUT, total_timeout);
+	curl_easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (cfg.ca_file[0] && !access(cfg.ca_file, R_OK))
+		curl_easy_setopt(r->curl, CURLOPT_CAINFO, cfg.ca_file);
+	rc = curl_easy_perform(r->curl);
+	if (__atomic_load_n(&stopping, __ATOMIC_RELAXED))
+		return -1;
+	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (r->gone || status == 410) {
+		count_error(E_GONE, "resourceVersion expired, listing again");
+		return -1;
+	}
+	if (rc == CURLE_WRITE_ERROR && r->len + 1 >= r->cap) {
+		count_error(E_OTHER, "response too large");
+		return -1;
+	}
+	/* A watch ends when the server closes it: that is no error. */
+	if (rc != CURLE_OK && !(r->watch && rc == CURLE_OPERATION_TIMEDOUT && status == 200)) {
+		count_error(classify(rc), curl_easy_strerror(rc));
+		return -1;
+	}
+	if (status == 401 || status == 403) {
+		count_error(E_FORBIDDEN, "HTTP 401/403: the service account needs get, list and watch on pods");
+		return -1;
+	}
+	if (status < 200 || status > 299) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "HTTP %ld", status);
+		count_error(E_HTTP, msg);
+		return -1;
+	}
+	if (r->bad) {
+		count_error(E_PARSE, "unparsable watch event");
+		return -1;
+	}
+	return 0;
+}
+
+static int list(struct req *r, const char *url, char *rv, size_t rvlen)
+{
+	struct json_object *root;
+	int ret;
+
+	r->watch = false;
+	if (get(r, url, cfg.timeout))
+		return -1;
+	root = json_tokener_parse(r->body ? r->body : "");
+	ret = root ? apply_list(root, rv, rvlen) : -1;
+	json_object_put(root);
+	if (ret) {
+		count_error(E_PARSE, "response is no PodList");
+		return -1;
+	}
+	synced();
+	return 0;
+}
+
+static void *follower(void *arg)
+{
+	char base[1024], url[1400], rv[128] = "";
+	struct req r = { .rv = rv, .rvlen = sizeof(rv) };
+	unsigned backoff = 1;
+	bool listed = false;
+
+	(void)arg;
+	r.curl = curl_easy_init();
+	if (cfg.source == SRC_KUBELET) {
+		snprintf(base, sizeof(base), "%s", cfg.kubelet_url);
+	} else {
+		char *node = curl_easy_escape(r.curl, cfg.node_name, 0);
+
+		snprintf(base, sizeof(base), "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
+			 cfg.api_url, node ? node : "");
+		curl_free(node);
+	}
+	while (r.curl && !__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
+		int err;
+
+		if (cfg.source == SRC_KUBELET || !listed) {
+			err = list(&r, base, rv, sizeof(rv));
+			listed = !err;
+			if (!err && cfg.source == SRC_KUBELET) {
+				backoff = 1;
+				nap(cfg.refresh, NULL);
+				continue;
+			}
+		} else {
+			/* The server ends the watch after timeoutSeconds; we then watch again. */
+			snprintf(url, sizeof(url),
+				 "%s&watch=true&allowWatchBookmarks=true&timeoutSeconds=300"
+				 "&resourceVersion=%s",
+				 base, rv);
+			r.watch = true;
+			err = get(&r, url, 300 + cfg.timeout);
+			if (err)
+				listed = false; /* 410 or a failure: list again, then watch */
+		}
+		if (!err) {
+			backoff = 1;
+			continue;
+		}
+		nap(backoff, NULL);
+		backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+	}
+	curl_slist_free_all(r.headers);
+	curl_easy_cleanup(r.curl);
+	free(r.body);
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+static pthread_t scan_thread, follow_thread;
+static bool following;
+
+/* The configured source, resolved; 0 or -1 when it cannot work (logged). */
+static enum source pick_source(void)
+{
+	const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+	const char *node = getenv("NODE_NAME");
+	enum source s = cfg.source;
+
+	if (!cfg.node_name[0] && node)
+		snprintf(cfg.node_name, sizeof(cfg.node_name), "%s", node);
+	if (!cfg.api_url[0] && host && *host)
+		snprintf(cfg.api_url, sizeof(cfg.api_url), strchr(host, ':') ? "https://[%s]:%s"
+									: "https://%s:%s",
+			 host, port && *port ? port : "443");
+	if (s == SRC_AUTO) {
+		struct stat st;
+
+		s = cfg.kubelet_url[0]		     ? SRC_KUBELET
+		    : cfg.api_url[0] && !stat(cfg.token_file, &st) ? SRC_KUBERNETES
+								     : SRC_NONE;
+	}
+	if (s == SRC_KUBERNETES && (!cfg.api_url[0] || !cfg.node_name[0])) {
+		log_error("pods: the Kubernetes source needs the API address "
+			  "(KUBERNETES_SERVICE_HOST or [pods] api_url) and the node name (NODE_NAME "
+			  "or [pods] node_name); pod and namespace labels stay empty");
+		s = SRC_NONE;
+	}
+	if (s == SRC_KUBELET && !cfg.kubelet_url[0]) {
+		log_error("pods: source = kubelet needs [pods] kubelet_url; pod and namespace "
+			  "labels stay empty");
+		s = SRC_NONE;
+	}
+	return s;
+}
+
+static bool wanted(void)
+{
+	for (int i = 0; i < n_per; i++)
+		if (per[i].mask)
+			return true;
+	return false;
+}
+
+uint64_t pods_runtime_caps(void)
+{
+	return wanted() ? 1ull << CAP_SYS_PTRACE : 0;
+}
+
+int pods_start(void)
+{
+	if (!wanted())
+		return 0;
+	cfg.source = pick_source();
+	kube = cfg.source != SRC_NONE;
+	for (int i = 0; i < n_per; i++) {
+		if (!per[i].mask)
+			continue;
+		/* Without a pod source, labels degrade to the namespace and a process in it. */
+		per[i].filter = podfold_filter_new(kube ? per[i].mask
+						      : per[i].mask | POD_LABEL_NETNS |
+								POD_LABEL_PROCESS);
+		if (!per[i].filter)
+			return -1;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return -1;
+	stopping = false;
+	if (pthread_create(&scan_thread, NULL, scanner, NULL))
+		return -1;
+	active = true;
+	if (kube) {
+		if (pthread_create(&follow_thread, NULL, follower, NULL))
+			return -1;
+		following = true;
+	}
+	log_info("pods: resolving network namespaces every %us; pod source: %s%s (max_series=%u, "
+		 "grace_seconds=%u)",
+		 cfg.refresh,
+		 cfg.source == SRC_KUBERNETES ? "Kubernetes API " :
+		 cfg.source == SRC_KUBELET    ? "kubelet "
+					      : "none (labels: netns and process)",
+		 cfg.source == SRC_KUBERNETES ? cfg.api_url :
+		 cfg.source == SRC_KUBELET    ? cfg.kubelet_url
+					      : "",
+		 cfg.max_series, cfg.grace);
+	return 0;
+}
+
+void pods_stop(void)
+{
+	if (!active)
+		return;
+	pthread_mutex_lock(&mu);
+	__atomic_store_n(&stopping, true, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&wake);
+	pthread_mutex_unlock(&mu);
+	pthread_join(scan_thread, NULL);
+	if (following)
+		pthread_join(follow_thread, NULL);
+	following = active = false;
+	pods_snapshot_put(current);
+	current = NULL;
+	free(nss);
+	free(pods);
+	nss = NULL;
+	pods = NULL;
+	n_nss = cap_nss = n_pods = cap_pods = 0;
+	podfold_free();
+	for (int i = 0; i < n_per; i++) {
+		free(per[i].filter);
+		per[i].filter = NULL;
+	}
+	curl_global_cleanup();
+}
+
+struct expo_filter *pods_filter(const char *collector)
+{
+	for (int i = 0; i < n_per && active; i++)
+		if (!strcmp(per[i].name, collector))
+			return per[i].filter;
+	return NULL;
+}
+
+void pods_render_metrics(struct expo *e)
+{
+	uint64_t errs[NR_E];
+	double sync;
+	size_t known = 0;
+
+	if (!active)
+		return;
+	pthread_mutex_lock(&mu);
+	memcpy(errs, errors, sizeof(errs));
+	sync = last_sync;
+	for (size_t i = 0; i < n_pods; i++)
+		known += !pods[i].deleted;
+	pthread_mutex_unlock(&mu);
+	podfold_render_metrics(e);
+	if (!kube)
+		return;
+	expo_family(e, "netstack_pods_api_errors_total", METRIC_COUNTER,
+		    "Failed requests for the node's pods, by kind of failure.");
+	for (int i = 0; i < NR_E; i++) {
+		struct labels l = { 0 };
+
+		labels_add(&l, "kind", error_kinds[i]);
+		expo_u64(e, &l, errs[i]);
+	}
+	expo_family(e, "netstack_pods_last_sync_timestamp_seconds", METRIC_GAUGE,
+		    "When the pod list was last known current (list or watch event); 0: never.");
+	expo_double(e, NULL, sync);
+	expo_family(e, "netstack_pods_known", METRIC_GAUGE,
+		    "Pods on this node the pod source reported.");
+	expo_u64(e, NULL, known);
+}

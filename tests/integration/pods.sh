@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Pod attribution end to end: two "pods" = network namespaces whose process sits in a real
+# cgroup v2 directory shaped like kubelet's (cgroupfs layout for one, systemd for the other), a
+# PodList + watch served over HTTPS by tests/tools/fake_apiserver, nftables drops in each pod.
+#
+#   1. Drops carry the right namespace/pod/container labels and equal the nft counters; host
+#      drops carry namespace="" pod="".
+#   2. A watch DELETED event: after grace_seconds the pod's series are gone, the remainder
+#      series (__gone__) took its count, the node total is unchanged.
+#   3. API unreachable, slow, garbage, 403: /metrics still served with empty pod labels, the
+#      error counted by kind, logged once.
+#   4. Cap: more label sets than max_series: exactly max_series ordinary series plus
+#      __overflow__ ones, overflow counted, the node total equals the sum of the nft counters.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+require_root_bpf
+APISERVER=$BUILD/tests/fake_apiserver
+UDPFLOOD=$BUILD/tests/udpflood
+for t in "$APISERVER" "$UDPFLOOD"; do
+	[ -x "$t" ] || skip_all "$t not built (make tools)"
+done
+for tool in nft curl openssl promtool; do
+	command -v "$tool" >/dev/null || skip_all "needs $tool"
+done
+CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CG" ] || skip_all "no cgroup2 hierarchy mounted"
+
+M=netstack_skb_drops_total
+N=300 # datagrams per pod, all dropped by nft in the pod's netns
+PORT=5555
+NODE=node-$$
+
+uuid() { cat /proc/sys/kernel/random/uuid; }
+cid() { od -An -N32 -tx1 /dev/urandom | tr -d ' \n'; }
+
+# pod_netns NS CGROUP_DIR: a namespace with loopback, an nft table that drops UDP to $PORT
+# (counter "dropped"), and a sleeping process placed in CGROUP_DIR.
+pod_netns() {
+	netns_add "$1"
+	ip netns exec "$1" nft -f - <<-EOF
+		table inet podtest {
+			counter dropped { }
+			chain input {
+				type filter hook input priority filter; policy accept;
+				udp dport $PORT counter name "dropped" drop
+			}
+		}
+	EOF
+	[ -n "$2" ] || return 0
+	mkdir -p "$2" && on_exit "rmdir -p --ignore-fail-on-non-empty $2"
+	ip netns exec "$1" sleep 1000 &
+	local pid=$!
+	on_exit "kill $pid"
+	echo "$pid" >"$2/cgroup.procs"
+}
+nft_drops() { ip netns exec "$1" nft list counter inet podtest dropped | awk '/packets/ { print $2 }'; }
+flood() { ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 "$PORT" "$2" >/dev/null; }
+
+# -- fixtures ----------------------------------------------------------------------------------
+UID_A=$(uuid) UID_B=$(uuid) CID_A=$(cid) CID_B=$(cid)
+NSA=podA$$ NSB=podB$$
+# The test's own directories under the cgroup2 root, shaped like kubelet's two drivers.
+CGA=$CG/kubepods/burstable/pod$UID_A/$CID_A
+SLICE=$CG/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_B//-/_}.slice
+CGB=$SLICE/cri-containerd-$CID_B.scope
+pod_netns "$NSA" "$CGA"
+pod_netns "$NSB" "$CGB"
+
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
+	>/dev/null 2>&1 || skip_all "openssl cannot make a certificate"
+TOKEN=tok$$$RANDOM
+echo "$TOKEN" >"$TMP/token"
+
+pod_json() { # UID NAMESPACE NAME CONTAINER CID RUNTIME
+	printf '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"%s","namespace":"%s","uid":"%s","resourceVersion":"%s"},"spec":{"nodeName":"%s"},"status":{"phase":"Running","containerStatuses":[{"name":"%s","containerID":"%s://%s","ready":true}]}}' \
+		"$3" "$2" "$1" "$RANDOM" "$NODE" "$4" "$6" "$5"
+}
+POD_A=$(pod_json "$UID_A" team-a web-a app-a "$CID_A" containerd)
+POD_B=$(pod_json "$UID_B" team-b db-b app-b "$CID_B" containerd)
+printf '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[%s,%s]}\n' \
+	"$POD_A" "$POD_B" >"$TMP/podlist.json"
+: >"$TMP/events.jsonl"
+
+# start_api MODE: the fake API server on a free port; sets API_URL, API_LOG.
+start_api() {
+	local port
+	port=$(free_port)
+	API_URL=https://127.0.0.1:$port
+	API_LOG=$TMP/api.$1.log
+	"$APISERVER" "$port" "$TMP/cert.pem" "$TMP/key.pem" "$TMP/podlist.json" \
+		"$TMP/events.jsonl" "$1" "$TOKEN" >"$API_LOG" 2>&1 &
+	local pid=$!
+	on_exit "kill $pid"
+	for _ in $(seq 100); do
+		grep -q listening "$API_LOG" && return 0
+		sleep 0.05
+	done
+	cat "$API_LOG" >&2
+	return 1
+}
+
+# config NAME URL [EXTRA LINES...]: drops only, netns folded into pod labels.
+config() {
+	local f=$TMP/$1.ini url=$2
+	shift 2
+	printf '%s\n' '[collector.retrans]' 'enabled = false' '[collector.rtt]' 'enabled = false' \
+		'[collector.drops]' 'labels = reason,family,protocol,netns' \
+		'pod_labels = namespace,pod,container,netns' '[pods]' 'source = kubernetes' \
+		"api_url = $url" "token_file = $TMP/token" "ca_file = $TMP/cert.pem" \
+		"node_name = $NODE" 'refresh_seconds = 1' 'timeout_seconds = 2' "$@" >"$f"
+	echo "$f"
+}
+
+# wait_for REGEX MIN [SECONDS]: until the sum of matching samples reaches MIN.
+wait_for() {
+	for _ in $(seq $((${3:-10} * 10))); do
+		[ "$(scrape_sum "$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# -- 1. labels from the API ----------------------------------------------------------------------
+start_api ok || skip_all "fake API server did not start"
+start_exporter --config "$(config main "$API_URL" 'grace_seconds = 3')" || exit 1
+check "pod list fetched and both pods known" wait_for '^netstack_pods_known$' 2
+INO_A=$(netns_inode "$NSA")
+INO_B=$(netns_inode "$NSB")
+# Both namespaces resolved before any drop: the series are born with their pod labels.
+sleep 1.5
+flood "$NSA" $N
+flood "$NSB" $((N * 2))
+sleep 0.5
+scrape "$TMP/s1"
+DA=$(nft_drops "$NSA")
+DB=$(nft_drops "$NSB")
+check_eq "nft dropped every datagram in pod A" "$N" "$DA"
+check_eq "pod A (cgroupfs layout) drops carry its labels, equal nft" "$DA" \
+	"$(fsum "$TMP/s1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\"[}]")"
+check_eq "pod B (systemd layout) drops carry its labels, equal nft" "$DB" \
+	"$(fsum "$TMP/s1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]")"
+check_eq "no pod A drops under other labels" "$DA" \
+	"$(fsum "$TMP/s1" "^$M[{].*netns=\"$INO_A\"")"
+# Host: UDP to a closed port on the host's loopback is NO_SOCKET in the host namespace.
+"$UDPFLOOD" 127.0.0.1 9 $N >/dev/null
+sleep 0.5
+scrape "$TMP/s2"
+ge "host drops carry namespace=\"\" pod=\"\"" \
+	"$(fsum "$TMP/s2" "^$M[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",netns=\"$(stat -L -c %i /proc/self/ns/net)\",namespace=\"\",pod=\"\",container=\"\"[}]")" $N
+promtool_ok "promtool accepts the pod-labelled exposition" "$TMP/s2"
+check_eq "no API errors" 0 "$(fsum "$TMP/s2" '^netstack_pods_api_errors_total')"
+gt "last sync time set" "$(fsum "$TMP/s2" '^netstack_pods_last_sync_timestamp_seconds$')" 0
+check "the exporter listed once, then watched from the list's resourceVersion" \
+	grep -q 'GET watch rv=100' "$API_LOG"
+
+# -- 2. pod deletion through the watch -----------------------------------------------------------
+TOTAL=$(fsum "$TMP/s2" "^$M[{]reason=\"NETFILTER_DROP\"")
+printf '{"type":"DELETED","object":%s}\n' "$(pod_json "$UID_A" team-a web-a app-a "$CID_A" containerd)" \
+	>>"$TMP/events.jsonl"
+sleep 1.5
+scrape "$TMP/s3"
+check_eq "within the grace period pod A is still exported" "$DA" \
+	"$(fsum "$TMP/s3" "^$M[{]reason=\"NETFILTER_DROP\".*pod=\"web-a\"")"
+check_eq "pods known after the DELETED event" 1 "$(fsum "$TMP/s3" '^netstack_pods_known$')"
+sleep 3.5
+scrape "$TMP/s4"
+check_eq "after the grace period pod A's series are gone" 0 \
+	"$(grep -c 'pod="web-a"' "$TMP/s4")"
+check_eq "its count moved to the __gone__ remainder" "$DA" \
+	"$(fsum "$TMP/s4" "^$M[{]reason=\"NETFILTER_DROP\".*pod=\"__gone__\"")"
+check_eq "node total unchanged" "$TOTAL" "$(fsum "$TMP/s4" "^$M[{]reason=\"NETFILTER_DROP\"")"
+check_eq "pod B untouched" "$DB" "$(fsum "$TMP/s4" "^$M[{]reason=\"NETFILTER_DROP\".*pod=\"db-b\"")"
+# New drops in the deleted pod's namespace keep counting into the remainder.
+flood "$NSA" 50
+sleep 0.5
+scrape "$TMP/s5"
+check_eq "later drops of the deleted pod go to the remainder" "$((DA + 50))" \
+	"$(fsum "$TMP/s5" "^$M[{]reason=\"NETFILTER_DROP\".*pod=\"__gone__\"")"
+stop_exporter() { kill "$EXPORTER_PID"; wait "$EXPORTER_PID" 2>/dev/null; }
+stop_exporter
+
+# -- 2b. the kubelet's pods endpoint instead of the API server --------------------------------------
+seen=$(wc -l <"$API_LOG")
+start_exporter --config "$(config kubelet "" 'source = kubelet' "kubelet_url = $API_URL/api/v1/pods")" ||
+	exit 1
+check "kubelet source: pods known" wait_for '^netstack_pods_known$' 2
+sleep 1.5
+flood "$NSB" 40
+sleep 0.5
+scrape "$TMP/k1"
+check_eq "kubelet source: pod B's drops carry its labels" 40 \
+	"$(fsum "$TMP/k1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]")"
+ge "kubelet source: polled every refresh_seconds" "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET list')" 2
+check_eq "kubelet source: never watched" 0 "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET watch')"
+stop_exporter
+
+# -- 3. a broken API server ----------------------------------------------------------------------
+# failing KIND MODE|URL: serving goes on with empty pod labels, errors counted, logged once.
+failing() {
+	local kind=$1 url=$2 before n
+	if [ "${url#https}" = "$url" ]; then
+		start_api "$url" || return
+		url=$API_URL
+	fi
+	start_exporter --config "$(config "$kind" "$url")" || return
+	flood "$NSB" 100
+	sleep 5.5
+	scrape "$TMP/f.$kind"
+	ge "API $kind: errors counted by kind" \
+		"$(fsum "$TMP/f.$kind" "^netstack_pods_api_errors_total[{]kind=\"$kind\"[}]")" 2
+	check_eq "API $kind: drops still served, netns only" 100 \
+		"$(fsum "$TMP/f.$kind" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"\",pod=\"\",container=\"\"[}]")"
+	n=$(grep -c "pod source failed ($kind)" "$EXPORTER_LOG")
+	check_eq "API $kind: logged once" 1 "$n"
+	check_eq "API $kind: no sync" 0 "$(fsum "$TMP/f.$kind" '^netstack_pods_last_sync_timestamp_seconds$')"
+	stop_exporter
+}
+failing connect "https://127.0.0.1:$(free_port)"
+failing timeout slow
+failing parse garbage
+failing forbidden forbidden
+
+# -- 4. the series cap ---------------------------------------------------------------------------
+# Five namespaces with drops, max_series = 3, no pod source: labels are netns + process.
+MAXS=3
+CAPNS=()
+for i in 1 2 3 4 5; do
+	pod_netns "cap$i$$" ""
+	CAPNS+=("cap$i$$")
+done
+cfg=$TMP/cap.ini
+printf '%s\n' '[collector.retrans]' 'enabled = false' '[collector.rtt]' 'enabled = false' \
+	'[collector.drops]' 'labels = reason,family,protocol,netns' 'pod_labels = namespace,pod' \
+	'[pods]' 'source = none' "max_series = $MAXS" 'refresh_seconds = 1' >"$cfg"
+start_exporter --config "$cfg" || exit 1
+sleep 1.5 # the resolver has seen the namespaces
+# Totals as deltas over a short window: other nftables drops on the host stay out of it.
+scrape "$TMP/c0"
+for ns in "${CAPNS[@]}"; do flood "$ns" 20; done
+sleep 0.3
+scrape "$TMP/c1"
+want=0
+for ns in "${CAPNS[@]}"; do want=$((want + $(nft_drops "$ns"))); done
+check_eq "exactly max_series ordinary series" "$MAXS" \
+	"$(grep "^$M{" "$TMP/c1" | grep -vc '__overflow__')"
+ge "overflow series present" "$(grep -c "^$M{.*netns=\"__overflow__\",namespace=\"__overflow__\",pod=\"__overflow__\"" "$TMP/c1")" 1
+ge "netstack_series_overflow_total counts the folded label sets" \
+	"$(fsum "$TMP/c1" "^netstack_series_overflow_total[{]metric=\"$M\"[}]")" 2
+check_eq "node total equals the sum of the nft counters" "$want" \
+	"$(delta "$TMP/c0" "$TMP/c1" "^$M[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\"")"
+promtool_ok "promtool accepts the capped exposition" "$TMP/c1"
+finish
