@@ -6,6 +6,11 @@
 
 /* Start serving in libmicrohttpd's own thread; 0 or -1 (logged). */
 int http_start(const struct config *cfg);
+/*
+ * Serve with a new configuration (TLS files re-read, users, limits) on the same socket; on
+ * failure (logged) the old configuration keeps serving. 0 or -1.
+ */
+int http_reload(const struct config *cfg);
 void http_stop(void);
 
 #endif

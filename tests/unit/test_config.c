@@ -122,6 +122,8 @@ static void test_shipped_ini_is_defaults(void)
 		check_case_failed = 1;
 		return;
 	}
+	/* Fingerprints of what the file names, not values. */
+	memset(c.collector_hash, 0, sizeof(c.collector_hash));
 	CHECK(!memcmp(&c, &d, sizeof(c)));
 	CHECK(drops()->enabled);
 }
