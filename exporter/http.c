@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector.h"
 #include "http.h"
@@ -395,21 +396,37 @@ int http_start(const struct config *cfg)
 	return 0;
 }
 
-int http_reload(const struct config *cfg)
+struct web *http_prepare(const struct config *cfg)
 {
-	struct web *w = web_new(cfg), *old = active;
+	return web_new(cfg);
+}
+
+/* Up to 1 s for the requests of a quiesced daemon to finish (idle keep-alives do not wait). */
+static void drain(struct MHD_Daemon *d)
+{
+	const union MHD_DaemonInfo *info;
+
+	for (int i = 0; i < 100; i++) {
+		info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+		if (!info || !info->num_connections)
+			return;
+		usleep(10000);
+	}
+}
+
+int http_switch(struct web *w)
+{
+	struct web *old = active;
 	MHD_socket fd;
 
-	if (!w)
-		return -1;
-	if (strcmp(cfg->listen_address, old->cfg.listen_address))
+	if (strcmp(w->cfg.listen_address, old->cfg.listen_address))
 		log_warn("[web] listen_address: a new address applies at restart; still on %s",
 			 old->cfg.listen_address);
 	strcpy(w->cfg.listen_address, old->cfg.listen_address);
 	/* The old daemon stops accepting and hands its socket over to the new one. */
 	fd = MHD_quiesce_daemon(old->daemon);
 	if (fd == MHD_INVALID_SOCKET) {
-		log_error("reload: cannot take over the listening socket");
+		log_error("reload: cannot take over the listening socket; [web] unchanged");
 		web_free(w);
 		return -1;
 	}
@@ -423,6 +440,7 @@ int http_reload(const struct config *cfg)
 		MHD_stop_daemon(quiesced);
 		return -1;
 	}
+	drain(old->daemon);
 	MHD_stop_daemon(old->daemon);
 	web_free(old);
 	active = w;

@@ -90,6 +90,7 @@ static void start_collector(struct collector *c, bool strict)
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o)
 {
 	bool was_enabled[MAX_COLLECTORS] = { 0 };
+	struct web *web = NULL;
 	struct config next;
 	char err[512] = "";
 	size_t len, old_len = strlen(*text);
@@ -105,8 +106,11 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	scrape_lock();
 	/* Parsing sets the collectors' options in place: a rejected file re-parses the old one. */
 	config_defaults(&next);
-	if (config_load_text(&next, path, new_text, len, err, sizeof(err)) ||
-	    (apply_overrides(&next, o), http_reload(&next))) {
+	if (!config_load_text(&next, path, new_text, len, err, sizeof(err))) {
+		apply_overrides(&next, o);
+		web = http_prepare(&next);
+	}
+	if (!web) {
 		if (err[0])
 			log_error("reload: %s; keeping the running configuration", err);
 		else
@@ -135,6 +139,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 				     : "failed");
 	}
 	scrape_unlock();
+	http_switch(web);
 	if (strcmp(next.node, cfg->node))
 		log_warn("reload: [labels] node applies at restart; still '%s'", cfg->node);
 	strcpy(next.node, cfg->node);
