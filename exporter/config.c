@@ -288,7 +288,7 @@ struct parse_state {
 static bool known_section(const char *s)
 {
 	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security") ||
-	    !strcmp(s, "labels"))
+	    !strcmp(s, "labels") || !strcmp(s, "bpf"))
 		return true;
 	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
@@ -358,6 +358,13 @@ static int handler(void *user, const char *section, const char *key, const char 
 			ret = set_string(c->node, sizeof(c->node), val, msg, sizeof(msg));
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [labels]", key);
+	} else if (!strcmp(section, "bpf")) {
+		if (strcmp(key, "pin_path"))
+			snprintf(msg, sizeof(msg), "unknown key '%s' in [bpf]", key);
+		else if (val[0] && val[0] != '/')
+			snprintf(msg, sizeof(msg), "expected an absolute path, got '%s'", val);
+		else
+			ret = set_string(c->pin_path, sizeof(c->pin_path), val, msg, sizeof(msg));
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);

@@ -35,6 +35,7 @@ struct config {
 	bool drop_caps;		  /* [security] drop_capabilities */
 	char user[64];		  /* [security] user: switch to it after start-up */
 	char node[128];		  /* [labels] node: a node="..." label on every series */
+	char pin_path[200];	  /* [bpf] pin_path: pin maps and links there; empty: don't */
 	enum log_level log_level; /* [log] level */
 	/* Per collector (registry order): fingerprint of its keys; 0 when the file sets none. */
 	uint64_t collector_hash[MAX_COLLECTORS];

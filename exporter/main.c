@@ -14,6 +14,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "pin.h"
 #include "privs.h"
 #include "scrape.h"
 #include "version.h"
@@ -26,12 +27,13 @@ static const char usage[] =
 	"  --node NAME                 add node=\"NAME\" to every series (default: none)\n"
 	"  --check-config              validate the configuration and exit 0 or 1\n"
 	"  --strict                    exit when an enabled collector cannot start\n"
+	"  --unpin                     remove everything pinned under [bpf] pin_path and exit\n"
 	"  --log-level LEVEL           error, warn, info (default) or debug\n"
 	"  --version                   print the version and exit\n"
 	"  --help                      print this help and exit\n"
 	"Flags override the configuration file.\n";
 
-enum { OPT_CONFIG = 1, OPT_LISTEN, OPT_NODE, OPT_CHECK, OPT_STRICT, OPT_LOG_LEVEL, OPT_VERSION, OPT_HELP };
+enum { OPT_CONFIG = 1, OPT_LISTEN, OPT_NODE, OPT_CHECK, OPT_STRICT, OPT_LOG_LEVEL, OPT_VERSION, OPT_HELP, OPT_UNPIN };
 
 static const struct option options[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
@@ -39,6 +41,7 @@ static const struct option options[] = {
 	{ "node", required_argument, NULL, OPT_NODE },
 	{ "check-config", no_argument, NULL, OPT_CHECK },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "unpin", no_argument, NULL, OPT_UNPIN },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -133,6 +136,8 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 		c->up = false;
 		if (c->enabled)
 			start_collector(c, false);
+		else
+			pin_remove(c->name);
 		log_info("reload: collector %s %s", c->name,
 			 !c->enabled ? "disabled"
 			 : c->up     ? "(re)started"
@@ -140,6 +145,9 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	}
 	scrape_unlock();
 	http_switch(web);
+	if (strcmp(next.pin_path, cfg->pin_path))
+		log_warn("reload: [bpf] pin_path applies at restart; still '%s'", cfg->pin_path);
+	strcpy(next.pin_path, cfg->pin_path);
 	if (strcmp(next.node, cfg->node))
 		log_warn("reload: [labels] node applies at restart; still '%s'", cfg->node);
 	strcpy(next.node, cfg->node);
@@ -161,7 +169,7 @@ static int flag_error(const char *fmt, const char *arg)
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
-	bool check = false, strict = false;
+	bool check = false, strict = false, unpin = false;
 	struct overrides over;
 	struct config cfg;
 	char err[512], *text = NULL;
@@ -186,6 +194,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STRICT:
 			strict = true;
+			break;
+		case OPT_UNPIN:
+			unpin = true;
 			break;
 		case OPT_LOG_LEVEL:
 			level = optarg;
@@ -237,6 +248,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_threshold = cfg.log_level;
+	pin_set_root(cfg.pin_path);
+	if (unpin) {
+		free(text);
+		return pin_remove_all() ? 1 : 0;
+	}
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
 	libbpf_set_print(libbpf_log);
@@ -252,8 +268,10 @@ int main(int argc, char **argv)
 	for (struct collector *const *p = collectors; *p; p++) {
 		struct collector *c = *p;
 
-		if (!c->enabled)
+		if (!c->enabled) {
+			pin_remove(c->name); /* or its pinned programs would count on */
 			continue;
+		}
 		start_collector(c, strict);
 		started += c->up;
 		if (!c->up && strict) {
