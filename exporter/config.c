@@ -183,7 +183,11 @@ static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 			 val);
 		return -1;
 	}
-	if (strlen(colon + 1) >= sizeof(u->hash) || crypt_checksalt(colon + 1) != CRYPT_SALT_OK) {
+	/* $2b$NN$ and 53 characters of bcrypt's base64: salt and hash. */
+	if (strlen(colon + 1) != 60 || colon[4] != '$' || colon[7] != '$' ||
+	    strspn(colon + 8, "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
+		    53 ||
+	    crypt_checksalt(colon + 1) != CRYPT_SALT_OK) {
 		snprintf(err, errlen, "user '%.*s': malformed bcrypt hash", (int)nl, val);
 		return -1;
 	}

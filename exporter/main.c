@@ -33,7 +33,17 @@ static const char usage[] =
 	"  --help                      print this help and exit\n"
 	"Flags override the configuration file.\n";
 
-enum { OPT_CONFIG = 1, OPT_LISTEN, OPT_NODE, OPT_CHECK, OPT_STRICT, OPT_LOG_LEVEL, OPT_VERSION, OPT_HELP, OPT_UNPIN };
+enum {
+	OPT_CONFIG = 1,
+	OPT_LISTEN,
+	OPT_NODE,
+	OPT_CHECK,
+	OPT_STRICT,
+	OPT_LOG_LEVEL,
+	OPT_VERSION,
+	OPT_HELP,
+	OPT_UNPIN
+};
 
 static const struct option options[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Pinning ([bpf] pin_path): each collector's counting maps, its links and its read-only
- * settings (.rodata) live under PIN_PATH/<collector>/ on a bpf filesystem (map_NAME, link_PROG, rodata: bpffs refuses dots in names). The pinned links
- * keep the programs attached while no exporter runs, so counting goes on, and the next
- * exporter reuses the maps it finds compatible.
+ * settings (.rodata) live under PIN_PATH/<collector>/ on a bpf filesystem, as map_NAME,
+ * link_PROGRAM and rodata (bpffs refuses dots in names). The pinned links keep the programs
+ * attached while no exporter runs, so counting goes on, and the next exporter reuses the maps
+ * it finds compatible.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -59,7 +60,8 @@ static int collector_dir(const char *collector, char *dir, size_t len)
 		return -1;
 	}
 	if (statfs(root, &fs) || fs.f_type != BPF_FS_MAGIC) {
-		log_error("pin: %s is not on a bpf filesystem (mount -t bpf bpf /sys/fs/bpf)", root);
+		log_error("pin: %s is not on a bpf filesystem (mount -t bpf bpf /sys/fs/bpf)",
+			  root);
 		return -1;
 	}
 	snprintf(dir, len, "%s/%s", root, collector);
@@ -137,8 +139,8 @@ int pin_prepare(const struct bpf_object_skeleton *s, const char *collector)
 			why = same ? incompatible(map, fd) : "the collector's settings changed";
 			close(fd);
 			if (why) {
-				log_warn("pin: %s: %s; replacing it, its counts restart from 0", path,
-					 why);
+				log_warn("pin: %s: %s; replacing it, its counts restart from 0",
+					 path, why);
 				unlink(path);
 			} else {
 				reused++;
