@@ -115,5 +115,21 @@ ge "scrapes during the storm" "$n" 10
 check_eq "failed scrapes during the storm" 0 "$failed"
 check_eq "half-applied states seen" 0 "$bad"
 promtool_ok "last storm scrape parses" "$TMP/storm.prom"
+
+# ---- a collector failing at reload: up 0, never an exit (even with --strict) ----
+kill "$EXPORTER_PID"
+printf '[collector.drops]\nenabled = true\n' >"$INI"
+start_exporter --strict --config "$INI" || {
+	not_ok "exporter starts with --strict"
+	finish
+}
+printf '[collector.drops]\nenabled = true\n[collector.rtt]\ncgroup = %s\n' "$TMP" >"$INI"
+hup
+check "--strict, rtt failing at reload: logged" grep -q 'reload: collector rtt failed' "$EXPORTER_LOG"
+check_eq "... netstack_collector_up rtt 0" 0 "$(up_of rtt)"
+check_eq "... drops untouched, up" 1 "$(up_of drops)"
+printf '[collector.drops]\nenabled = true\n' >"$INI"
+hup
+check_eq "rtt up again once its section is fixed" 1 "$(up_of rtt)"
 check "exporter still running" kill -0 "$EXPORTER_PID"
 finish
