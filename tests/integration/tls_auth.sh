@@ -95,7 +95,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 : >"$TMP/t.known"
 : >"$TMP/t.unknown"
 : >"$TMP/t.none"
-for _ in $(seq 30); do
+for _ in $(seq 40); do
 	"${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' -u alice:wrong \
 		"$URL/metrics" | awk '{ print $1 - $2 }' >>"$TMP/t.known"
 	"${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' -u nobody:wrong \
