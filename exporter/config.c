@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <crypt.h>
 #include <errno.h>
 #include <ini.h>
 #include <netdb.h>
@@ -25,6 +26,7 @@ void config_defaults(struct config *c)
 	c->timeout_seconds = 10;
 	c->max_per_ip = 16;
 	c->max_request = 16384;
+	strcpy(c->tls_min_version, "TLS12");
 	c->drop_caps = true;
 	c->log_level = LOG_INFO;
 	pods_config_reset();
@@ -165,6 +167,48 @@ static int set_string(char *dst, size_t size, const char *s, char *err, size_t e
 	return 0;
 }
 
+/* NAME:HASH with a bcrypt hash (as Prometheus' exporter-toolkit: bcrypt only). */
+static int add_user(struct config *c, const char *val, char *err, size_t errlen)
+{
+	const char *colon = strchr(val, ':');
+	struct web_user *u = &c->users[c->n_users];
+	size_t nl = colon ? (size_t)(colon - val) : 0;
+
+	if (!nl || nl >= sizeof(u->name)) {
+		snprintf(err, errlen, "expected NAME:BCRYPT_HASH (name 1 to %zu characters)",
+			 sizeof(u->name) - 1);
+		return -1;
+	}
+	if (strncmp(colon + 1, "$2a$", 4) && strncmp(colon + 1, "$2b$", 4) &&
+	    strncmp(colon + 1, "$2y$", 4)) {
+		snprintf(err, errlen, "user '%.*s': expected a bcrypt hash ($2b$...)", (int)nl,
+			 val);
+		return -1;
+	}
+	/* $2b$NN$ and 53 characters of bcrypt's base64: salt and hash. */
+	if (strlen(colon + 1) != 60 || colon[4] != '$' || colon[7] != '$' ||
+	    strspn(colon + 8, "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
+		    53 ||
+	    crypt_checksalt(colon + 1) != CRYPT_SALT_OK) {
+		snprintf(err, errlen, "user '%.*s': malformed bcrypt hash", (int)nl, val);
+		return -1;
+	}
+	for (unsigned i = 0; i < c->n_users; i++)
+		if (strlen(c->users[i].name) == nl && !strncmp(c->users[i].name, val, nl)) {
+			snprintf(err, errlen, "user '%.*s' given twice", (int)nl, val);
+			return -1;
+		}
+	if (c->n_users == MAX_WEB_USERS) {
+		snprintf(err, errlen, "more than %d users", MAX_WEB_USERS);
+		return -1;
+	}
+	memcpy(u->name, val, nl);
+	u->name[nl] = 0;
+	strcpy(u->hash, colon + 1);
+	c->n_users++;
+	return 0;
+}
+
 static int set_web(struct config *c, const char *key, const char *val, char *err, size_t errlen)
 {
 	if (!strcmp(key, "listen_address")) {
@@ -192,8 +236,50 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 		return parse_uint(val, 1, 65536, &c->max_per_ip, err, errlen);
 	if (!strcmp(key, "max_request_bytes"))
 		return parse_uint(val, 4096, 1 << 20, &c->max_request, err, errlen);
+	if (!strcmp(key, "tls_cert_file"))
+		return set_string(c->tls_cert_file, sizeof(c->tls_cert_file), val, err, errlen);
+	if (!strcmp(key, "tls_key_file"))
+		return set_string(c->tls_key_file, sizeof(c->tls_key_file), val, err, errlen);
+	if (!strcmp(key, "tls_client_ca_file"))
+		return set_string(c->tls_client_ca_file, sizeof(c->tls_client_ca_file), val, err,
+				  errlen);
+	if (!strcmp(key, "tls_min_version")) {
+		if (strcmp(val, "TLS10") && strcmp(val, "TLS11") && strcmp(val, "TLS12") &&
+		    strcmp(val, "TLS13")) {
+			snprintf(err, errlen, "expected TLS10, TLS11, TLS12 or TLS13, got '%s'",
+				 val);
+			return -1;
+		}
+		strcpy(c->tls_min_version, val);
+		return 0;
+	}
+	if (!strcmp(key, "basic_auth_user"))
+		return add_user(c, val, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [web]", key);
 	return -1;
+}
+
+/*
+ * A fingerprint of the keys a collector's section sets, in order (FNV-1a), so a reload
+ * restarts only the collectors whose settings changed.
+ */
+static void hash_setting(struct config *c, const struct collector *col, const char *key,
+			 const char *val)
+{
+	uint64_t *h = NULL;
+
+	for (size_t i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
+		if (collectors[i] == col)
+			h = &c->collector_hash[i];
+	if (!h)
+		return;
+	if (!*h)
+		*h = 14695981039346656037ull;
+	for (const char *p = key; p; p = p == key ? val : NULL) {
+		for (const unsigned char *b = (const unsigned char *)p; *b; b++)
+			*h = (*h ^ *b) * 1099511628211ull;
+		*h = (*h ^ '\n') * 1099511628211ull;
+	}
 }
 
 /* Parser state: inih reports lines through our reader so errors can name them. */
@@ -208,7 +294,7 @@ struct parse_state {
 static bool known_section(const char *s)
 {
 	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security") ||
-	    !strcmp(s, "labels") || !strcmp(s, "pods"))
+	    !strcmp(s, "labels") || !strcmp(s, "pods") || !strcmp(s, "bpf"))
 		return true;
 	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
@@ -280,6 +366,13 @@ static int handler(void *user, const char *section, const char *key, const char 
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [labels]", key);
 	} else if (!strcmp(section, "pods")) {
 		ret = pods_config_set(key, val, msg, sizeof(msg));
+	} else if (!strcmp(section, "bpf")) {
+		if (strcmp(key, "pin_path"))
+			snprintf(msg, sizeof(msg), "unknown key '%s' in [bpf]", key);
+		else if (val[0] && val[0] != '/')
+			snprintf(msg, sizeof(msg), "expected an absolute path, got '%s'", val);
+		else
+			ret = set_string(c->pin_path, sizeof(c->pin_path), val, msg, sizeof(msg));
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);
@@ -297,9 +390,11 @@ static int handler(void *user, const char *section, const char *key, const char 
 			ret = parse_bool(val, &col->enabled, msg, sizeof(msg));
 		else if (!strcmp(key, "pod_labels"))
 			ret = pods_collector_labels(col->name, val, st->line, msg, sizeof(msg));
-		else if (col->set)
+		else if (col->set) {
 			ret = col->set(key, val, msg, sizeof(msg));
-		else
+			if (!ret)
+				hash_setting(c, col, key, val);
+		} else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [%s]", key, section);
 		/* pod_labels works from the netns label: remember whether it is there. */
 		if (!ret && !strcmp(key, "labels"))
@@ -319,28 +414,57 @@ static int handler(void *user, const char *section, const char *key, const char 
 	return 1;
 }
 
+char *config_read(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	struct stat sb;
+	char *text = NULL;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode))
+		snprintf(err, errlen, "%s: is a directory", path);
+	else if (!(text = malloc(CONFIG_MAX_BYTES + 1)))
+		snprintf(err, errlen, "%s: out of memory", path);
+	else if ((*len = fread(text, 1, CONFIG_MAX_BYTES + 1, f)) > CONFIG_MAX_BYTES || ferror(f)) {
+		snprintf(err, errlen, "%s: %s", path,
+			 ferror(f) ? "read error" : "larger than 1 MiB");
+		free(text);
+		text = NULL;
+	} else {
+		text[*len] = 0; /* the pages past the text are never touched: no RSS */
+	}
+	fclose(f);
+	return text;
+}
+
 int config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
+	size_t len;
+	char *text = config_read(path, &len, err, errlen);
+	int ret = text ? config_load_text(c, path, text, len, err, errlen) : -1;
+
+	free(text);
+	return ret;
+}
+
+int config_load_text(struct config *c, const char *path, const char *text, size_t len, char *err,
+		     size_t errlen)
+{
 	struct parse_state st = { .cfg = c };
-	struct stat sb;
 	int ret;
 
-	st.f = fopen(path, "r");
+	memset(c->collector_hash, 0, sizeof(c->collector_hash));
+	if (!len)
+		return 0;
+	st.f = fmemopen((void *)text, len, "r");
 	if (!st.f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
-	if (!fstat(fileno(st.f), &sb) && S_ISDIR(sb.st_mode)) {
-		snprintf(err, errlen, "%s: is a directory", path);
-		fclose(st.f);
+		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
 	ret = ini_parse_stream(reader, &st, handler, &st);
-	if (ferror(st.f)) {
-		snprintf(err, errlen, "%s: read error", path);
-		fclose(st.f);
-		return -1;
-	}
 	fclose(st.f);
 	if (ret > 0 && (!st.err_line || ret < st.err_line)) {
 		snprintf(err, errlen, "%s:%d: syntax error: expected '[section]' or 'key = value'",
@@ -353,6 +477,14 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	}
 	if (ret) {
 		snprintf(err, errlen, "%s: cannot parse (error %d)", path, ret);
+		return -1;
+	}
+	if (!c->tls_cert_file[0] != !c->tls_key_file[0] ||
+	    (c->tls_client_ca_file[0] && !c->tls_cert_file[0])) {
+		snprintf(err, errlen,
+			 "%s: [web] tls_cert_file and tls_key_file go together, and "
+			 "tls_client_ca_file needs them",
+			 path);
 		return -1;
 	}
 	return pods_config_check(path, err, errlen);

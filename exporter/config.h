@@ -4,9 +4,20 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "log.h"
+
+#define MAX_WEB_USERS 16
+#define MAX_COLLECTORS 16
+#define CONFIG_MAX_BYTES (1 << 20)
+
+/* [web] basic_auth_user = NAME:BCRYPT_HASH */
+struct web_user {
+	char name[64];
+	char hash[72]; /* bcrypt hashes are 60 characters */
+};
 
 struct config {
 	char listen_address[128]; /* [web] listen_address, "host:port", "[v6]:port" or ":port" */
@@ -15,16 +26,30 @@ struct config {
 	unsigned timeout_seconds; /* [web] connection_timeout */
 	unsigned max_per_ip;	  /* [web] max_connections_per_ip */
 	unsigned max_request;	  /* [web] max_request_bytes: request line and headers */
+	char tls_cert_file[256];  /* [web] tls_cert_file: PEM; TLS when set (with the key) */
+	char tls_key_file[256];	  /* [web] tls_key_file: PEM */
+	char tls_client_ca_file[256];	      /* [web] tls_client_ca_file: PEM; mTLS when set */
+	char tls_min_version[8];	      /* [web] tls_min_version: TLS10 .. TLS13 */
+	struct web_user users[MAX_WEB_USERS]; /* [web] basic_auth_user, repeated */
+	unsigned n_users;
 	bool drop_caps;		  /* [security] drop_capabilities */
 	char user[64];		  /* [security] user: switch to it after start-up */
 	char node[128];		  /* [labels] node: a node="..." label on every series */
+	char pin_path[200];	  /* [bpf] pin_path: pin maps and links there; empty: don't */
 	enum log_level log_level; /* [log] level */
+	/* Per collector (registry order): fingerprint of its keys; 0 when the file sets none. */
+	uint64_t collector_hash[MAX_COLLECTORS];
 };
 
 /* Built-in defaults, also resets every collector's options and enabled flag. */
 void config_defaults(struct config *c);
 /* Parse an INI file over the current values. 0, or -1 with "file:line: message" in err. */
 int config_load(struct config *c, const char *path, char *err, size_t errlen);
+/* The file's text (at most CONFIG_MAX_BYTES, malloc'd, NUL-terminated), or NULL with err set. */
+char *config_read(const char *path, size_t *len, char *err, size_t errlen);
+/* config_load on text read earlier; path only names it in errors. */
+int config_load_text(struct config *c, const char *path, const char *text, size_t len, char *err,
+		     size_t errlen);
 
 #define LISTEN_ADDRESS_FORM "expected host:port, [ipv6]:port or :port"
 

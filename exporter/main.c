@@ -15,6 +15,7 @@
 #include "http.h"
 #include "log.h"
 #include "pods.h"
+#include "pin.h"
 #include "privs.h"
 #include "scrape.h"
 #include "version.h"
@@ -27,12 +28,23 @@ static const char usage[] =
 	"  --node NAME                 add node=\"NAME\" to every series (default: none)\n"
 	"  --check-config              validate the configuration and exit 0 or 1\n"
 	"  --strict                    exit when an enabled collector cannot start\n"
+	"  --unpin                     remove everything pinned under [bpf] pin_path and exit\n"
 	"  --log-level LEVEL           error, warn, info (default) or debug\n"
 	"  --version                   print the version and exit\n"
 	"  --help                      print this help and exit\n"
 	"Flags override the configuration file.\n";
 
-enum { OPT_CONFIG = 1, OPT_LISTEN, OPT_NODE, OPT_CHECK, OPT_STRICT, OPT_LOG_LEVEL, OPT_VERSION, OPT_HELP };
+enum {
+	OPT_CONFIG = 1,
+	OPT_LISTEN,
+	OPT_NODE,
+	OPT_CHECK,
+	OPT_STRICT,
+	OPT_LOG_LEVEL,
+	OPT_VERSION,
+	OPT_HELP,
+	OPT_UNPIN
+};
 
 static const struct option options[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
@@ -40,6 +52,7 @@ static const struct option options[] = {
 	{ "node", required_argument, NULL, OPT_NODE },
 	{ "check-config", no_argument, NULL, OPT_CHECK },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "unpin", no_argument, NULL, OPT_UNPIN },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -59,6 +72,103 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
+/* Flags override the file, at start and at each reload. */
+struct overrides {
+	const char *listen, *node, *level;
+};
+
+static void apply_overrides(struct config *cfg, const struct overrides *o)
+{
+	/* Checked when parsing flags (main). */
+	if (o->listen)
+		strcpy(cfg->listen_address, o->listen);
+	if (o->node)
+		strcpy(cfg->node, o->node);
+	if (o->level)
+		log_level_parse(o->level, &cfg->log_level);
+}
+
+static void start_collector(struct collector *c, bool strict)
+{
+	c->up = c->start() == 0;
+	if (!c->up)
+		log_error("collector %s failed to start%s", c->name,
+			  strict ? "; exiting (--strict)" : "; serving without it");
+}
+
+/*
+ * SIGHUP: read and check the file again. A bad file (or unreadable certificates) is logged
+ * and the running configuration stays; a good one replaces it, restarting only collectors
+ * whose section changed, under the scrape lock so no scrape sees a half-applied state.
+ */
+static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o)
+{
+	bool was_enabled[MAX_COLLECTORS] = { 0 };
+	struct web *web = NULL;
+	struct config next;
+	char err[512] = "";
+	size_t len, old_len = strlen(*text);
+	char *new_text = config_read(path, &len, err, sizeof(err));
+	int i;
+
+	if (!new_text) {
+		log_error("reload: %s; keeping the running configuration", err);
+		return;
+	}
+	for (i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
+		was_enabled[i] = collectors[i]->enabled;
+	scrape_lock();
+	/* Parsing sets the collectors' options in place: a rejected file re-parses the old one. */
+	config_defaults(&next);
+	if (!config_load_text(&next, path, new_text, len, err, sizeof(err))) {
+		apply_overrides(&next, o);
+		web = http_prepare(&next);
+	}
+	if (!web) {
+		if (err[0])
+			log_error("reload: %s; keeping the running configuration", err);
+		else
+			log_error("reload: [web] rejected; keeping the running configuration");
+		config_defaults(&next);
+		config_load_text(&next, path, *text, old_len, err, sizeof(err));
+		scrape_unlock();
+		free(new_text);
+		return;
+	}
+	for (i = 0; i < MAX_COLLECTORS && collectors[i]; i++) {
+		struct collector *c = collectors[i];
+
+		/* Unchanged and running (or off): leave it, its counters go on. */
+		if (c->enabled == was_enabled[i] &&
+		    next.collector_hash[i] == cfg->collector_hash[i] && (c->up || !c->enabled))
+			continue;
+		if (c->up)
+			c->stop();
+		c->up = false;
+		if (c->enabled)
+			start_collector(c, false);
+		else
+			pin_remove(c->name);
+		log_info("reload: collector %s %s", c->name,
+			 !c->enabled ? "disabled"
+			 : c->up     ? "(re)started"
+				     : "failed");
+	}
+	scrape_unlock();
+	http_switch(web);
+	if (strcmp(next.pin_path, cfg->pin_path))
+		log_warn("reload: [bpf] pin_path applies at restart; still '%s'", cfg->pin_path);
+	strcpy(next.pin_path, cfg->pin_path);
+	if (strcmp(next.node, cfg->node))
+		log_warn("reload: [labels] node applies at restart; still '%s'", cfg->node);
+	strcpy(next.node, cfg->node);
+	*cfg = next;
+	log_threshold = cfg->log_level;
+	free(*text);
+	*text = new_text;
+	log_info("reload: %s applied", path);
+}
+
 static int flag_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "netstack_exporter: ");
@@ -70,9 +180,11 @@ static int flag_error(const char *fmt, const char *arg)
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
-	bool check = false, strict = false;
+	bool check = false, strict = false, unpin = false;
+	struct overrides over;
 	struct config cfg;
-	char err[512];
+	char err[512], *text = NULL;
+	size_t len = 0;
 	sigset_t sigs;
 	int opt, sig, started = 0, exit_code = 0;
 
@@ -93,6 +205,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STRICT:
 			strict = true;
+			break;
+		case OPT_UNPIN:
+			unpin = true;
 			break;
 		case OPT_LOG_LEVEL:
 			level = optarg;
@@ -115,8 +230,10 @@ int main(int argc, char **argv)
 		return flag_error("unexpected argument '%s'", argv[optind]);
 
 	config_defaults(&cfg);
-	if (config_path && config_load(&cfg, config_path, err, sizeof(err))) {
+	if (config_path && (!(text = config_read(config_path, &len, err, sizeof(err))) ||
+			    config_load_text(&cfg, config_path, text, len, err, sizeof(err)))) {
 		fprintf(stderr, "netstack_exporter: %s\n", err);
+		free(text);
 		return 1;
 	}
 	if (listen) {
@@ -128,21 +245,25 @@ int main(int argc, char **argv)
 			return flag_error("flag --web.listen-address: " LISTEN_ADDRESS_FORM
 					  ", got '%s'",
 					  listen);
-		strcpy(cfg.listen_address, listen);
 	}
-	if (node) {
-		if (strlen(node) >= sizeof(cfg.node))
-			return flag_error("flag --node: value longer than 127 characters%s", "");
-		strcpy(cfg.node, node);
-	}
+	if (node && strlen(node) >= sizeof(cfg.node))
+		return flag_error("flag --node: value longer than 127 characters%s", "");
 	if (level && log_level_parse(level, &cfg.log_level))
 		return flag_error("flag --log-level: expected error, warn, info or debug, got '%s'",
 				  level);
+	over = (struct overrides){ listen, node, level };
+	apply_overrides(&cfg, &over);
 	if (check) {
 		printf("%s: configuration OK\n", config_path ? config_path : "built-in defaults");
+		free(text);
 		return 0;
 	}
 	log_threshold = cfg.log_level;
+	pin_set_root(cfg.pin_path);
+	if (unpin) {
+		free(text);
+		return pin_remove_all() ? 1 : 0;
+	}
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
 	libbpf_set_print(libbpf_log);
@@ -151,23 +272,22 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	for (struct collector *const *p = collectors; *p; p++) {
 		struct collector *c = *p;
 
-		if (!c->enabled)
+		if (!c->enabled) {
+			pin_remove(c->name); /* or its pinned programs would count on */
 			continue;
-		c->up = c->start() == 0;
+		}
+		start_collector(c, strict);
 		started += c->up;
-		if (!c->up) {
-			log_error("collector %s failed to start%s", c->name,
-				  strict ? "; exiting (--strict)" : "; serving without it");
-			if (strict) {
-				exit_code = 1;
-				goto out;
-			}
+		if (!c->up && strict) {
+			exit_code = 1;
+			goto out;
 		}
 	}
 	if (http_start(&cfg)) {
@@ -186,13 +306,19 @@ int main(int argc, char **argv)
 	}
 	log_info("netstack_exporter %s started with %d collector(s) attached", NETSTACK_VERSION,
 		 started);
-	sigwait(&sigs, &sig);
+	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
+		if (config_path)
+			reload(config_path, &text, &cfg, &over);
+		else
+			log_info("SIGHUP: no --config file to reload");
+	}
 	log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	http_stop();
 out:
+	http_stop();
 	pods_stop();
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->up)
 			(*p)->stop();
+	free(text);
 	return exit_code;
 }

@@ -29,11 +29,12 @@
 
 enum source { SRC_AUTO, SRC_KUBERNETES, SRC_KUBELET, SRC_NONE };
 
-static struct {
+/* cfg as parsed (a SIGHUP reload rewrites it); run, the copy the resolver threads use. */
+static struct pods_cfg {
 	enum source source;
 	char api_url[256], token_file[256], ca_file[256], kubelet_url[256], node_name[254];
 	unsigned refresh, grace, max_series, timeout;
-} cfg;
+} cfg, run;
 
 /* pod_labels per collector, with whether its labels include netns (checked after loading). */
 #define MAX_COLLECTORS 16
@@ -393,7 +394,7 @@ static void publish(double now)
 		struct pod_attr *a = &s->v[s->n++];
 
 		a->netns = nss[i].netns;
-		a->expired = nss[i].gone && now - nss[i].gone >= cfg.grace;
+		a->expired = nss[i].gone && now - nss[i].gone >= run.grace;
 		a->namespace = dup_or_empty(nss[i].ns);
 		a->pod = dup_or_empty(nss[i].pod);
 		a->container = dup_or_empty(nss[i].container);
@@ -506,7 +507,7 @@ static void scan(void)
 	for (size_t i = 0; i < n_nss;) {
 		if (!nss[i].seen && !nss[i].gone)
 			nss[i].gone = now;
-		if (nss[i].gone && now - nss[i].gone > 2.0 * cfg.grace + cfg.refresh) {
+		if (nss[i].gone && now - nss[i].gone > 2.0 * run.grace + run.refresh) {
 			nss[i] = nss[--n_nss];
 			continue;
 		}
@@ -514,7 +515,7 @@ static void scan(void)
 	}
 	/* Deleted pods: kept while a namespace may still name them. */
 	for (size_t i = 0; i < n_pods;) {
-		if (pods[i].deleted && now - pods[i].deleted > 2.0 * cfg.grace + cfg.refresh) {
+		if (pods[i].deleted && now - pods[i].deleted > 2.0 * run.grace + run.refresh) {
 			pods[i] = pods[--n_pods];
 			continue;
 		}
@@ -551,7 +552,7 @@ static void *scanner(void *arg)
 	(void)arg;
 	while (!__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
 		scan();
-		nap(cfg.refresh, &rescan);
+		nap(run.refresh, &rescan);
 	}
 	return NULL;
 }
@@ -794,7 +795,7 @@ static int get(struct req *r, const char *url, long total_timeout)
 	r->headers = curl_slist_append(NULL, "Accept: application/json");
 	/* Bound service account tokens rotate: read it for every request. The kubelet's
 	 * authenticated port takes the same token. */
-	if (!read_small(cfg.token_file, token, sizeof(token))) {
+	if (!read_small(run.token_file, token, sizeof(token))) {
 		token[strcspn(token, "\r\n")] = '\0';
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
 		r->headers = curl_slist_append(r->headers, auth);
@@ -806,11 +807,11 @@ static int get(struct req *r, const char *url, long total_timeout)
 	curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT, (long)cfg.timeout);
+	curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT, (long)run.timeout);
 	curl_easy_setopt(r->curl, CURLOPT_TIMEOUT, total_timeout);
 	curl_easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (cfg.ca_file[0] && !access(cfg.ca_file, R_OK))
-		curl_easy_setopt(r->curl, CURLOPT_CAINFO, cfg.ca_file);
+	if (run.ca_file[0] && !access(run.ca_file, R_OK))
+		curl_easy_setopt(r->curl, CURLOPT_CAINFO, run.ca_file);
 	rc = curl_easy_perform(r->curl);
 	if (__atomic_load_n(&stopping, __ATOMIC_RELAXED))
 		return -1;
@@ -852,7 +853,7 @@ static int list(struct req *r, const char *url, char *rv, size_t rvlen)
 	int ret;
 
 	r->watch = false;
-	if (get(r, url, cfg.timeout))
+	if (get(r, url, run.timeout))
 		return -1;
 	root = json_tokener_parse(r->body ? r->body : "");
 	ret = root ? apply_list(root, rv, rvlen) : -1;
@@ -874,24 +875,24 @@ static void *follower(void *arg)
 
 	(void)arg;
 	r.curl = curl_easy_init();
-	if (cfg.source == SRC_KUBELET) {
-		snprintf(base, sizeof(base), "%s", cfg.kubelet_url);
+	if (run.source == SRC_KUBELET) {
+		snprintf(base, sizeof(base), "%s", run.kubelet_url);
 	} else {
-		char *node = curl_easy_escape(r.curl, cfg.node_name, 0);
+		char *node = curl_easy_escape(r.curl, run.node_name, 0);
 
 		snprintf(base, sizeof(base), "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
-			 cfg.api_url, node ? node : "");
+			 run.api_url, node ? node : "");
 		curl_free(node);
 	}
 	while (r.curl && !__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
 		int err;
 
-		if (cfg.source == SRC_KUBELET || !listed) {
+		if (run.source == SRC_KUBELET || !listed) {
 			err = list(&r, base, rv, sizeof(rv));
 			listed = !err;
-			if (!err && cfg.source == SRC_KUBELET) {
+			if (!err && run.source == SRC_KUBELET) {
 				backoff = 1;
-				nap(cfg.refresh, NULL);
+				nap(run.refresh, NULL);
 				continue;
 			}
 		} else {
@@ -901,7 +902,7 @@ static void *follower(void *arg)
 				 "&resourceVersion=%s",
 				 base, rv);
 			r.watch = true;
-			err = get(&r, url, 300 + cfg.timeout);
+			err = get(&r, url, 300 + run.timeout);
 			if (err)
 				listed = false; /* 410 or a failure: list again, then watch */
 		}
@@ -976,6 +977,7 @@ int pods_start(void)
 		return 0;
 	cfg.source = pick_source();
 	kube = cfg.source != SRC_NONE;
+	run = cfg;
 	for (int i = 0; i < n_per; i++) {
 		if (!per[i].mask)
 			continue;

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -24,6 +25,17 @@ static struct {
 } overflows[MAX_OVERFLOW_MAPS];
 static int n_overflows;
 static struct labels constant;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+void scrape_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void scrape_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
 
 void scrape_constant_label(const char *name, const char *value)
 {

@@ -6,6 +6,13 @@
 
 #include "metrics.h"
 
+/*
+ * Held around a scrape and around changes to the collectors (reload), so a scrape never sees
+ * a half-applied configuration; also serialises scrapes when two HTTP daemons overlap.
+ */
+void scrape_lock(void);
+void scrape_unlock(void);
+
 /* Render every enabled collector and the exporter's own metrics into out. */
 void scrape_render(struct mbuf *out, enum metric_format format);
 

@@ -5,9 +5,9 @@
 set -eu
 
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
-libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev"
+libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev libgnutls28-dev libcrypt-dev"
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
-jq libyaml-libyaml-perl strace systemd"
+jq libyaml-libyaml-perl strace systemd openssl whois"
 
 pkgs=$BUILD_PKGS
 [ "${1:-build}" = test ] && pkgs="$pkgs $TEST_PKGS"

@@ -14,6 +14,7 @@
 #include "drops.skel.h"
 #include "kernel.h"
 #include "log.h"
+#include "pin.h"
 #include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
@@ -167,6 +168,9 @@ static int drops_start(void)
 	array_size = DROP_INDEX(reasons.max + 1, 0, 0);
 	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason, array_size);
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
+	err = pin_prepare(skel->skeleton, "drops");
+	if (err)
+		goto cleanup;
 
 	err = drops_bpf__load(skel);
 	if (err) {
@@ -178,6 +182,9 @@ static int drops_start(void)
 		log_error("drops: cannot attach to tp_btf/kfree_skb: %s", strerror(-err));
 		goto cleanup;
 	}
+	err = pin_commit(skel->skeleton, "drops");
+	if (err)
+		goto cleanup;
 	err = percpu_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
 				 sizeof(uint32_t), array_size);
 	if (!err)

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "kernel.h"
 #include "log.h"
+#include "pin.h"
 #include "retrans.h"
 #include "retrans.skel.h"
 #include "scrape.h"
@@ -152,6 +153,9 @@ static int retrans_start(void)
 		bpf_program__set_autoload(prog,
 					  prog == retransmit || (synack && prog == synack_prog));
 	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
+	err = pin_prepare(skel->skeleton, "retrans");
+	if (err)
+		goto cleanup;
 
 	err = retrans_bpf__load(skel);
 	if (err) {
@@ -165,6 +169,9 @@ static int retrans_start(void)
 			  strerror(-err));
 		goto cleanup;
 	}
+	err = pin_commit(skel->skeleton, "retrans");
+	if (err)
+		goto cleanup;
 	err = percpu_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits),
 				 sizeof(uint32_t), RT_NR_SLOTS);
 	if (!err)

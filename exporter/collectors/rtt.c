@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "config.h"
 #include "log.h"
+#include "pin.h"
 #include "rtt.h"
 #include "rtt.skel.h"
 #include "scrape.h"
@@ -227,6 +228,8 @@ static int open_and_load(bool with_iter)
 	bpf_map__set_max_entries(skel->maps.tcp_rtt, netns ? cfg.max_series : 1);
 	bpf_map__set_max_entries(skel->maps.tcp_rtt_buckets,
 				 netns ? cfg.max_series * RTT_NR_BUCKETS : 1);
+	if (pin_prepare(skel->skeleton, "rtt"))
+		return -EINVAL;
 	return rtt_bpf__load(skel);
 }
 
@@ -542,6 +545,9 @@ static int rtt_start(void)
 		log_error("rtt: cannot attach sockops to cgroup %s: %s", cgroup, strerror(-err));
 		goto cleanup;
 	}
+	err = pin_commit(skel->skeleton, "rtt");
+	if (err)
+		goto cleanup;
 	err = percpu_reader_init(&by_family, bpf_map__fd(skel->maps.tcp_rtt_by_family),
 				 sizeof(uint32_t), RTT_ARRAY_SIZE);
 	if (!err)

@@ -123,6 +123,8 @@ static void test_shipped_ini_is_defaults(void)
 		check_case_failed = 1;
 		return;
 	}
+	/* Fingerprints of what the file names, not values. */
+	memset(c.collector_hash, 0, sizeof(c.collector_hash));
 	CHECK(!memcmp(&c, &d, sizeof(c)));
 	CHECK(drops()->enabled);
 }
@@ -645,6 +647,84 @@ static void test_pods(void)
 	EXPECT_ERROR("[pods]\nnamespace = x\n", 2, "namespace: unknown key 'namespace' in [pods]");
 }
 
+#define HASH_A "$2b$05$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/NWR1bG"
+
+static void test_web_tls_and_users(void)
+{
+	struct config c;
+
+	EXPECT_OK(&c, "[web]\ntls_cert_file = /c.pem\ntls_key_file = /k.pem\n"
+		      "tls_client_ca_file = /ca.pem\ntls_min_version = TLS13\n"
+		      "basic_auth_user = alice:" HASH_A "\nbasic_auth_user = bob:" HASH_A "\n");
+	CHECK_STR(c.tls_cert_file, "/c.pem");
+	CHECK_STR(c.tls_key_file, "/k.pem");
+	CHECK_STR(c.tls_client_ca_file, "/ca.pem");
+	CHECK_STR(c.tls_min_version, "TLS13");
+	CHECK(c.n_users == 2);
+	CHECK_STR(c.users[0].name, "alice");
+	CHECK_STR(c.users[1].name, "bob");
+	CHECK_STR(c.users[1].hash, HASH_A);
+	config_defaults(&c);
+	CHECK_STR(c.tls_min_version, "TLS12");
+	CHECK(c.n_users == 0 && !c.tls_cert_file[0]);
+
+	EXPECT_ERROR("[web]\ntls_min_version = TLS14\n", 2,
+		     "tls_min_version: expected TLS10, TLS11, TLS12 or TLS13, got 'TLS14'");
+	EXPECT_ERROR("[web]\nbasic_auth_user = alice\n", 2,
+		     "basic_auth_user: expected NAME:BCRYPT_HASH (name 1 to 63 characters)");
+	EXPECT_ERROR("[web]\nbasic_auth_user = :" HASH_A "\n", 2,
+		     "basic_auth_user: expected NAME:BCRYPT_HASH (name 1 to 63 characters)");
+	EXPECT_ERROR("[web]\nbasic_auth_user = alice:$6$salt$abc\n", 2,
+		     "basic_auth_user: user 'alice': expected a bcrypt hash ($2b$...)");
+	EXPECT_ERROR("[web]\nbasic_auth_user = alice:$2b$05$short\n", 2,
+		     "basic_auth_user: user 'alice': malformed bcrypt hash");
+	EXPECT_ERROR("[web]\nbasic_auth_user = alice:" HASH_A "\n\nbasic_auth_user = alice:" HASH_A
+		     "\n",
+		     4, "basic_auth_user: user 'alice' given twice");
+	EXPECT_ERROR("[bpf]\npin_path = sys/fs/bpf\n", 2,
+		     "pin_path: expected an absolute path, got 'sys/fs/bpf'");
+	EXPECT_ERROR("[bpf]\npin = /x\n", 2, "pin: unknown key 'pin' in [bpf]");
+}
+
+/* TLS keys that only make sense together are checked once the whole file is read. */
+static void test_tls_keys_together(void)
+{
+	static const char *const bad[] = {
+		"[web]\ntls_cert_file = /c.pem\n",
+		"[web]\ntls_key_file = /k.pem\n",
+		"[web]\ntls_client_ca_file = /ca.pem\n",
+	};
+	char path[PATH_MAX], err[512], want[PATH_MAX + 512];
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		config_defaults(&c);
+		CHECK(load_text(&c, bad[i], path, sizeof(path), err, sizeof(err)) == -1);
+		snprintf(want, sizeof(want),
+			 "%s: [web] tls_cert_file and tls_key_file go together, and "
+			 "tls_client_ca_file needs them",
+			 path);
+		CHECK_STR(err, want);
+	}
+}
+
+/* A reload restarts a collector when its fingerprint changes: values count, order too. */
+static void test_collector_fingerprint(void)
+{
+	struct config a, b;
+
+	EXPECT_OK(&a, "[collector.drops]\nmax_series = 100\n");
+	EXPECT_OK(&b, "[collector.drops]\nmax_series = 100\nenabled = true\n");
+	CHECK(a.collector_hash[0] && a.collector_hash[0] == b.collector_hash[0]);
+	EXPECT_OK(&b, "[collector.drops]\nmax_series = 101\n");
+	CHECK(a.collector_hash[0] != b.collector_hash[0]);
+	EXPECT_OK(&b, "[collector.drops]\nmax_series = 10\n[collector.drops]\nmax_series = 0100\n");
+	CHECK(a.collector_hash[0] != b.collector_hash[0]);
+	EXPECT_OK(&b, "[web]\nmax_connections = 5\n");
+	for (int i = 0; i < MAX_COLLECTORS; i++)
+		CHECK(!b.collector_hash[i]);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -680,6 +760,9 @@ int main(void)
 	RUN(test_unclosed_section_header);
 	RUN(test_bom_unknown_section);
 	RUN(test_pods);
+	RUN(test_web_tls_and_users);
+	RUN(test_tls_keys_together);
+	RUN(test_collector_fingerprint);
 
 	for (int i = 1; i <= nfiles; i++) {
 		char path[PATH_MAX];

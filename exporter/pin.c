@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pinning ([bpf] pin_path): each collector's counting maps, its links and its read-only
+ * settings (.rodata) live under PIN_PATH/<collector>/ on a bpf filesystem, as map_NAME,
+ * link_PROGRAM and rodata (bpffs refuses dots in names). The pinned links keep the programs
+ * attached while no exporter runs, so counting goes on, and the next exporter reuses the maps
+ * it finds compatible.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pin.h"
+
+static char root[256];
+
+void pin_set_root(const char *path)
+{
+	snprintf(root, sizeof(root), "%s", path);
+}
+
+/* Maps that hold counts: not the .rodata/.bss sections, not ring buffers. */
+static bool counter_map(const struct bpf_map *map)
+{
+	enum bpf_map_type t = bpf_map__type(map);
+
+	return !bpf_map__is_internal(map) && t != BPF_MAP_TYPE_RINGBUF &&
+	       t != BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+}
+
+static const struct bpf_map *rodata_of(const struct bpf_object *obj)
+{
+	const struct bpf_map *map;
+	const char *name;
+
+	bpf_object__for_each_map(map, obj) {
+		name = bpf_map__name(map);
+		if (bpf_map__is_internal(map) && strstr(name, ".rodata"))
+			return map;
+	}
+	return NULL;
+}
+
+/* PIN_PATH/<collector> into dir, created on a bpf filesystem; 0 or -1 (logged). */
+static int collector_dir(const char *collector, char *dir, size_t len)
+{
+	struct statfs fs;
+
+	if (mkdir(root, 0700) && errno != EEXIST) {
+		log_error("pin: cannot create %s: %s", root, strerror(errno));
+		return -1;
+	}
+	if (statfs(root, &fs) || fs.f_type != BPF_FS_MAGIC) {
+		log_error("pin: %s is not on a bpf filesystem (mount -t bpf bpf /sys/fs/bpf)",
+			  root);
+		return -1;
+	}
+	snprintf(dir, len, "%s/%s", root, collector);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		log_error("pin: cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Why the pinned map (fd) cannot stand in for map, or NULL when it can. */
+static const char *incompatible(const struct bpf_map *map, int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return "unreadable";
+	if (info.type != bpf_map__type(map))
+		return "another map type";
+	if (info.key_size != bpf_map__key_size(map) || info.value_size != bpf_map__value_size(map))
+		return "another key or value size";
+	if (info.max_entries != bpf_map__max_entries(map))
+		return "another max_entries";
+	if (info.map_flags != bpf_map__map_flags(map))
+		return "other map flags";
+	return NULL;
+}
+
+/* Whether the pinned .rodata holds exactly what this object will load with. */
+static bool same_settings(const struct bpf_object *obj, const char *dir)
+{
+	const struct bpf_map *rodata = rodata_of(obj);
+	char path[512];
+	size_t size = 0;
+	const void *want = rodata ? bpf_map__initial_value((struct bpf_map *)rodata, &size) : NULL;
+	void *have;
+	int fd, key = 0;
+	bool same = false;
+
+	if (!rodata)
+		return true; /* no settings to differ */
+	snprintf(path, sizeof(path), "%s/rodata", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	have = calloc(1, size ? size : 1);
+	same = want && have && !incompatible(rodata, fd) && !bpf_map_lookup_elem(fd, &key, have) &&
+	       !memcmp(want, have, size);
+	free(have);
+	close(fd);
+	return same;
+}
+
+int pin_prepare(const struct bpf_object_skeleton *s, const char *collector)
+{
+	struct bpf_map *map;
+	char dir[300], path[512];
+	bool same;
+	int reused = 0, fd;
+
+	if (!root[0])
+		return 0;
+	if (collector_dir(collector, dir, sizeof(dir)))
+		return -1;
+	same = same_settings(*s->obj, dir);
+	bpf_object__for_each_map(map, *s->obj) {
+		const char *why;
+
+		if (!counter_map(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/map_%s", dir, bpf_map__name(map));
+		fd = bpf_obj_get(path);
+		if (fd >= 0) {
+			why = same ? incompatible(map, fd) : "the collector's settings changed";
+			close(fd);
+			if (why) {
+				log_warn("pin: %s: %s; replacing it, its counts restart from 0",
+					 path, why);
+				unlink(path);
+			} else {
+				reused++;
+			}
+		}
+		/* libbpf reuses what is pinned there at load, or creates and pins it. */
+		if (bpf_map__set_pin_path(map, path)) {
+			log_error("pin: %s: cannot set the pin path", path);
+			return -1;
+		}
+	}
+	if (reused)
+		log_info("pin: %s: %d pinned map(s) reused, counts go on", collector, reused);
+	return 0;
+}
+
+/* Unlink every entry of dir whose name starts with prefix. */
+static void unlink_prefixed(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[600];
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+}
+
+int pin_commit(const struct bpf_object_skeleton *s, const char *collector)
+{
+	const struct bpf_map *rodata;
+	char dir[300], path[512];
+
+	if (!root[0])
+		return 0;
+	if (collector_dir(collector, dir, sizeof(dir)))
+		return -1;
+	/*
+	 * The previous exporter's links go (their programs detach), ours are pinned. Between
+	 * our attach and this, an event can be counted by both programs: a few microseconds.
+	 */
+	unlink_prefixed(dir, "link_");
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *link = *s->progs[i].link;
+
+		if (!link)
+			continue;
+		snprintf(path, sizeof(path), "%s/link_%s", dir, s->progs[i].name);
+		if (bpf_link__pin(link, path)) {
+			log_error("pin: cannot pin %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	rodata = rodata_of(*s->obj);
+	snprintf(path, sizeof(path), "%s/rodata", dir);
+	unlink(path);
+	if (rodata && bpf_map__pin((struct bpf_map *)rodata, path)) {
+		log_error("pin: cannot pin %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void pin_remove(const char *collector)
+{
+	char dir[300];
+	struct stat st;
+
+	if (!root[0])
+		return;
+	snprintf(dir, sizeof(dir), "%s/%s", root, collector);
+	if (stat(dir, &st))
+		return;
+	unlink_prefixed(dir, "");
+	if (rmdir(dir))
+		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
+	else
+		log_info("pin: removed %s (its programs detach)", dir);
+}
+
+int pin_remove_all(void)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (!root[0]) {
+		log_error("--unpin: no [bpf] pin_path configured");
+		return -1;
+	}
+	d = opendir(root);
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			pin_remove(e->d_name);
+	closedir(d);
+	if (rmdir(root)) {
+		log_error("--unpin: cannot remove %s: %s", root, strerror(errno));
+		return -1;
+	}
+	log_info("--unpin: removed %s", root);
+	return 0;
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# [bpf] pin_path: counters survive the exporter. An nftables rule drops (and counts) UDP in a
+# namespace of ours; the exporter's NETFILTER_DROP counter for that namespace must equal the
+# nftables counter across a kill -9, drops while no exporter runs, and a restart. A changed
+# setting replaces the pins (logged, counts restart); a disabled collector loses its pins;
+# --unpin removes everything and the programs detach.
+source "$(dirname "$0")/../lib.sh"
+require_root_bpf
+[ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ] || skip_all "needs bpffs on /sys/fs/bpf"
+
+PIN=/sys/fs/bpf/netstack-test$$
+NS=nspin$$
+netns_add "$NS" && ip netns exec "$NS" nft -f - <<EOF || {
+table inet t {
+	chain in {
+		type filter hook input priority 0;
+		udp dport 9999 counter drop
+	}
+}
+EOF
+	not_ok "namespace with an nftables drop rule"
+	finish
+}
+INODE=$(netns_inode "$NS")
+drop() { ip netns exec "$NS" bash -c "for i in \$(seq $1); do echo x >/dev/udp/127.0.0.1/9999; done" 2>/dev/null; }
+nft_count() { ip netns exec "$NS" nft list chain inet t in | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'; }
+SERIES="^netstack_skb_drops_total\\{reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INODE\"\\}$"
+
+write_ini() { # MAX_SERIES [DROPS_ENABLED]
+	printf '[bpf]\npin_path = %s\n[collector.drops]\nenabled = %s\nlabels = reason,family,protocol,netns\nmax_series = %s\n' \
+		"$PIN" "${2:-true}" "$1" >"$TMP/pin.ini"
+}
+write_ini 4096
+on_exit "$EXPORTER --config $TMP/pin.ini --unpin"
+PORT=$(free_port)
+EXPORTER_URL=http://127.0.0.1:$PORT
+run() { # LOG: the exporter in the background, healthy; sets PID
+	"$EXPORTER" --config "$TMP/pin.ini" --web.listen-address "127.0.0.1:$PORT" >"$1" 2>&1 &
+	PID=$!
+	on_exit "kill -9 $PID"
+	wait_healthy "$EXPORTER_URL" "$PID" "$1" exporter
+}
+# equal_soon NAME: the exporter's count equals nftables' (counters are read at scrape time,
+# the last datagrams may still be on their way for a moment).
+equal_soon() {
+	local nft exp
+	for _ in $(seq 20); do
+		nft=$(nft_count)
+		exp=$(scrape_sum "$SERIES")
+		[ "$nft" = "$exp" ] && break
+		sleep 0.1
+	done
+	check_eq "$1: exporter = nftables" "$nft" "$exp"
+}
+
+run "$TMP/run1.log" || {
+	not_ok "exporter starts with pin_path"
+	finish
+}
+check "maps, links and settings pinned" test -e "$PIN/drops/map_skb_drops" -a -e "$PIN/drops/link_count_drop" -a -e "$PIN/drops/rodata"
+drop 100
+equal_soon "first run, 100 drops"
+
+# ---- kill -9, drops while no exporter runs, restart ----
+kill -9 "$PID"
+wait "$PID" 2>/dev/null
+drop 150
+check_eq "nftables counted all 250" 250 "$(nft_count)"
+run "$TMP/run2.log" || {
+	not_ok "exporter restarts"
+	finish
+}
+check "restart reused the pinned maps" grep -q 'pin: drops: 3 pinned map(s) reused' "$TMP/run2.log"
+equal_soon "after kill -9 and 150 drops while down"
+drop 50
+equal_soon "restarted exporter counts on, once"
+# Equal after more drops: the old pinned program was replaced, not left counting twice.
+kill "$PID"
+wait "$PID"
+check_eq "SIGTERM: exit 0" 0 "$?"
+check "SIGTERM keeps the pins" test -e "$PIN/drops/link_count_drop"
+drop 10
+run "$TMP/run3.log" && equal_soon "after SIGTERM, drops while down, restart"
+
+# ---- incompatible pins: replaced, logged, counts restart ----
+kill "$PID"
+wait "$PID"
+write_ini 8192
+run "$TMP/run4.log"
+check "changed max_series: pins replaced with a log line" \
+	grep -q "pin: $PIN/drops/map_skb_drops: another max_entries; replacing it" "$TMP/run4.log"
+check_eq "... and the counter restarted" 0 "$(scrape_sum "$SERIES")"
+drop 7
+check_eq "... then counts again" 7 "$(scrape_sum "$SERIES")"
+kill "$PID"
+wait "$PID"
+write_ini 8192
+sed -i 's/netns$/netns,interface/' "$TMP/pin.ini"
+run "$TMP/run5.log"
+check "changed labels (same layout): pins replaced" \
+	grep -q "pin: $PIN/drops/map_skb_drops: the collector's settings changed; replacing it" "$TMP/run5.log"
+kill "$PID"
+wait "$PID"
+
+# ---- a disabled collector loses its pins; --unpin removes the rest ----
+link_id=$(bpftool -j link show pinned "$PIN/retrans/link_count_retransmit" | jq .id)
+write_ini 8192 false
+run "$TMP/run6.log"
+check "disabled drops: its pins are gone" test ! -e "$PIN/drops"
+kill "$PID"
+wait "$PID"
+"$EXPORTER" --config "$TMP/pin.ini" --unpin >"$TMP/unpin.log" 2>&1
+check_eq "--unpin: exit 0" 0 "$?"
+check "--unpin: $PIN removed" test ! -e "$PIN"
+for _ in $(seq 20); do
+	bpftool link show id "$link_id" >/dev/null 2>&1 || break
+	sleep 0.1
+done
+check "--unpin: the pinned retrans link (id $link_id) is gone" \
+	bash -c "! bpftool link show id '$link_id' >/dev/null 2>&1"
+finish
