@@ -202,7 +202,8 @@ print_table() {
 			"$(printf '%.1f..%.1f (%d)' "$lo" "$hi" "$n")" "${rate:-0}" "$ratio" \
 			"${TARGET[$v]:-}" "$result${REF[$v]:+ (vs ${TITLE[$ref]})}"
 		row "$SECTION" "${TITLE[$v]}" "$(printf '%.1f ns/event' "$ns")" "${TITLE[$ref]}" \
-			"${ratio}x" "${TARGET[$v]:-}" "$result"
+			"${ratio}x" "${TARGET[$v]:-}" "$result" \
+			"$(printf 'runs %.0f..%.0f ns (%d)' "$lo" "$hi" "$n")"
 	done
 	echo
 }

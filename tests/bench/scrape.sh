@@ -6,7 +6,7 @@
 #   and 100k series, against node_exporter at its defaults. The series are synthetic drop
 #   series written into the running exporter's skb_drops map by tests/tools/dropsfill (netns
 #   label on, so each key is its own series), rendered by the real scrape path;
-# - memory: RSS after start-up and after 1000, 2000, 3000 scrapes at 10k series; BPF map
+# - memory: RSS after start-up and after 1000, 2000, 3000 (MEM_SCRAPES) scrapes at 10k series; BPF map
 #   memory (memlock in /proc/PID/fdinfo) of each collector started alone; node_exporter's RSS;
 # - start-up: exec to /healthz OK (every collector attached before the HTTP server starts),
 #   all collectors and each alone, against node_exporter's exec to its first /metrics.
@@ -26,6 +26,7 @@ FILL=$BUILD/tests/dropsfill
 NODE_EXPORTER=${NODE_EXPORTER:-prometheus-node-exporter}
 WRK_LUA=tests/bench/wrk_summary.lua
 MEM_SERIES=10000
+MEM_SCRAPES=${MEM_SCRAPES:-1000}
 
 [ "$(id -u)" -eq 0 ] || die "needs root (BPF)"
 for f in "$EXPORTER" "$FILL"; do
@@ -213,11 +214,11 @@ RSS0=$(rss_kb "$PID") # start-up: no synthetic series yet
 ours_fill "$MEM_SERIES"
 RSS=()
 for k in 1 2 3; do
-	curl -sf -o /dev/null "$URL/metrics?scrape=[1-1000]" || die "scrapes failed"
+	curl -sf -o /dev/null "$URL/metrics?scrape=[1-$MEM_SCRAPES]" || die "scrapes failed"
 	RSS+=("$(rss_kb "$PID")")
 done
 stop_variant
-echo "memory: RSS $RSS0 kB after start-up; ${RSS[*]} kB after 1000, 2000, 3000 scrapes at" \
+echo "memory: RSS $RSS0 kB after start-up; ${RSS[*]} kB after 1, 2, 3 x $MEM_SCRAPES scrapes at" \
 	"$MEM_SERIES series; node_exporter ${NE_RSS:-?} kB"
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'; }
 if [ -n "$NE_RSS" ]; then
@@ -227,11 +228,11 @@ else
 	row "$SEC" "RSS after start-up" "$(mb "$RSS0")" - - "" "" \
 		"node_exporter not installed"
 fi
-row "$SEC" "RSS after 1000 scrapes at $MEM_SERIES series" "$(mb "${RSS[0]}")" "target 8 MB" \
+row "$SEC" "RSS after $MEM_SCRAPES scrapes at $MEM_SERIES series" "$(mb "${RSS[0]}")" "target 8 MB" \
 	"$(awk -v a="${RSS[0]}" 'BEGIN { printf "%.2fx", a / 8192 }')" "<=1" \
 	"$(judge "$(awk -v a="${RSS[0]}" 'BEGIN { print a / 8192 }')" "<=1")"
-row "$SEC" "RSS growth, 2nd to 3rd thousand scrapes" "$((RSS[2] - RSS[1])) kB" \
-	"RSS after 2000 $(mb "${RSS[1]}")" - "0 kB" "$([ $((RSS[2] - RSS[1])) -le 0 ] &&
+row "$SEC" "RSS growth over scrapes $((2 * MEM_SCRAPES + 1))..$((3 * MEM_SCRAPES))" "$((RSS[2] - RSS[1])) kB" \
+	"RSS after $((2 * MEM_SCRAPES)): $(mb "${RSS[1]}")" - "0 kB" "$([ $((RSS[2] - RSS[1])) -le 0 ] &&
 		echo PASS || echo MISS)"
 
 # --- start-up and BPF map memory, per collector ---------------------------------------------
