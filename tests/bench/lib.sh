@@ -145,8 +145,11 @@ median() {
 # table, appended to $BENCH_ROWS (nothing without it).
 row() {
 	[ -n "${BENCH_ROWS:-}" ] || return 0
+	row_line "$@" >>"$BENCH_ROWS"
+}
+row_line() {
 	local IFS=$'\t'
-	echo "$*" >>"$BENCH_ROWS"
+	echo "$*"
 }
 
 # judge RATIO TARGET: PASS or MISS for a target written "<=X" or ">=X"; nothing without one.
@@ -164,7 +167,7 @@ judge() {
 # of the same flood with each tracer. The rows also go to $BENCH_ROWS under $SECTION (and
 # $RATE_SECTION). Sets status to 1 if a variant has no figure.
 print_table() {
-	local v ns lo hi n rate ref ref_ns ratio result none_rate=
+	local v ns lo hi n rate rlo rhi rn ref ref_ns ratio result none_rate= rates=()
 	echo
 	printf '%-28s %10s %17s %14s %8s %8s %s\n' variant ns/event "min..max (n)" "$1" ratio \
 		target result
@@ -174,16 +177,16 @@ print_table() {
 	[[ " ${VARIANTS[*]} " == *" none "* ]] && read -r none_rate _ < <(median none 3)
 	status=0
 	for v in "${VARIANTS[@]}"; do
-		read -r rate _ < <(median "$v" 3)
-		if [ -n "$none_rate" ]; then
-			if [ -n "${rate:-}" ]; then
-				row "${RATE_SECTION:-throughput}" "${TITLE[$v]}" "$(printf '%.0f %s' \
-					"$rate" "$1")" "${TITLE[none]}" "$(awk -v a="$rate" \
-					-v b="$none_rate" 'BEGIN { printf "%.2fx", a / b }')"
-			else
-				row "${RATE_SECTION:-throughput}" "${TITLE[$v]}" - - - "" "" \
-					"${BROKEN[$v]:-no valid measurement}"
-			fi
+		read -r rate rlo rhi rn < <(median "$v" 3)
+		# Throughput rows after the per-event ones: kept until the loop ends.
+		if [ -n "$none_rate" ] && [ -n "${rate:-}" ]; then
+			rates+=("$(row_line "${RATE_SECTION:-throughput}" "${TITLE[$v]}" "$(printf \
+				'%.0f %s' "$rate" "$1")" "${TITLE[none]}" "$(awk -v a="$rate" \
+				-v b="$none_rate" 'BEGIN { printf "%.2fx", a / b }')" "" "" "$(printf \
+				'runs %.0f..%.0f (%d)' "$rlo" "$rhi" "$rn")")")
+		elif [ -n "$none_rate" ]; then
+			rates+=("$(row_line "${RATE_SECTION:-throughput}" "${TITLE[$v]}" - - - "" "" \
+				"${BROKEN[$v]:-no valid measurement}")")
 		fi
 		[ "$v" = none ] && continue
 		ref=${REF[$v]:-floor}
@@ -205,6 +208,8 @@ print_table() {
 			"${ratio}x" "${TARGET[$v]:-}" "$result" \
 			"$(printf 'runs %.0f..%.0f ns (%d)' "$lo" "$hi" "$n")"
 	done
+	[ "${#rates[@]}" -eq 0 ] || [ -z "${BENCH_ROWS:-}" ] ||
+		printf '%s\n' "${rates[@]}" >>"$BENCH_ROWS"
 	echo
 }
 

@@ -20,14 +20,22 @@ mkdir -p "$(dirname "$OUT")"
 	echo
 	echo "| section | measurement | figure | reference | ratio | target | result | note |"
 	echo "|---|---|---|---|---|---|---|---|"
+	# Rows grouped by section, sections in the order they first appear.
 	awk -F'\t' '{
 		for (i = 1; i <= 8; i++)
 			f[i] = (i <= NF && $i != "") ? $i : ""
 		gsub(/\|/, "\\|", f[2])
 		gsub(/<=/, "≤ ", f[6])
 		gsub(/>=/, "≥ ", f[6])
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3], f[4], f[5],
-			f[6], f[7], f[8]
+		if (!(f[1] in n))
+			order[++sections] = f[1]
+		line[f[1], ++n[f[1]]] = sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", f[1],
+			f[2], f[3], f[4], f[5], f[6], f[7], f[8])
+	}
+	END {
+		for (s = 1; s <= sections; s++)
+			for (i = 1; i <= n[order[s]]; i++)
+				print line[order[s], i]
 	}' "$ROWS"
 } >"$OUT"
 cat "$OUT"

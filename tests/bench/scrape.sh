@@ -52,6 +52,8 @@ trap 'exit 143' TERM
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
+# Private (anonymous) part of the RSS: the rest is file pages, shared libraries mostly.
+anon_kb() { awk '$1 == "RssAnon:" { print $2 }' "/proc/$1/status"; }
 series() { curl -sf "$1" | grep -vc '^#'; }
 
 # wait_url URL: poll every 5 ms for up to 10 s while $PID lives.
@@ -217,6 +219,7 @@ for k in 1 2 3; do
 	curl -sf -o /dev/null "$URL/metrics?scrape=[1-$MEM_SCRAPES]" || die "scrapes failed"
 	RSS+=("$(rss_kb "$PID")")
 done
+ANON=$(anon_kb "$PID")
 stop_variant
 echo "memory: RSS $RSS0 kB after start-up; ${RSS[*]} kB after 1, 2, 3 x $MEM_SCRAPES scrapes at" \
 	"$MEM_SERIES series; node_exporter ${NE_RSS:-?} kB"
@@ -230,7 +233,8 @@ else
 fi
 row "$SEC" "RSS after $MEM_SCRAPES scrapes at $MEM_SERIES series" "$(mb "${RSS[0]}")" "target 8 MB" \
 	"$(awk -v a="${RSS[0]}" 'BEGIN { printf "%.2fx", a / 8192 }')" "<=1" \
-	"$(judge "$(awk -v a="${RSS[0]}" 'BEGIN { print a / 8192 }')" "<=1")"
+	"$(judge "$(awk -v a="${RSS[0]}" 'BEGIN { print a / 8192 }')" "<=1")" \
+	"of it anonymous (private) after $((3 * MEM_SCRAPES)): $(mb "$ANON")"
 row "$SEC" "RSS growth over scrapes $((2 * MEM_SCRAPES + 1))..$((3 * MEM_SCRAPES))" "$((RSS[2] - RSS[1])) kB" \
 	"RSS after $((2 * MEM_SCRAPES)): $(mb "${RSS[1]}")" - "0 kB" "$([ $((RSS[2] - RSS[1])) -le 0 ] &&
 		echo PASS || echo MISS)"
@@ -282,7 +286,7 @@ for c in $NAMES; do
 	row "$SEC" "$c alone" "$ms ms" "all collectors" \
 		"$(awk -v a="$ms" -v b="$all" 'BEGIN { printf "%.2fx", a / b }')" "" ""
 	row "memory" "BPF maps, $c (memlock, default config)" \
-		"$(awk -v b="${MAPMEM[$c]}" 'BEGIN { printf "%.1f MB", b / 1048576 }')" - - "" ""
+		"$(awk -v b="${MAPMEM[$c]}" 'BEGIN { printf "%.0f kB", b / 1024 }')" - - "" ""
 	echo "collector $c alone: start-up ${ONE_START[$c]} ms, BPF maps ${MAPMEM[$c]} B"
 done
 exit 0
