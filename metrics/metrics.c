@@ -289,6 +289,46 @@ static void write_name(struct expo *e, const char *suffix)
 		mbuf_puts(e->out, suffix);
 }
 
+/*
+ * One label pair, escaped like escape_label_value(): room for the worst case is reserved once
+ * and the bytes are copied in place, as piecewise writes were a fifth of a large scrape.
+ */
+static void write_pair(struct mbuf *out, char sep, const char *name, const char *value)
+{
+	size_t nl = strlen(name), vl = strlen(value), need = nl + 2 * vl + 4;
+	char *p;
+
+	if ((out->oom || need >= out->cap - out->len) && !mbuf_reserve(out, need))
+		return;
+	p = out->data + out->len;
+	*p++ = sep;
+	while (*name)
+		*p++ = *name++;
+	*p++ = '=';
+	*p++ = '"';
+	for (; *value; value++) {
+		switch (*value) {
+		case '\\':
+			*p++ = '\\';
+			*p++ = '\\';
+			break;
+		case '"':
+			*p++ = '\\';
+			*p++ = '"';
+			break;
+		case '\n':
+			*p++ = '\\';
+			*p++ = 'n';
+			break;
+		default:
+			*p++ = *value;
+		}
+	}
+	*p++ = '"';
+	out->len = p - out->data;
+	out->data[out->len] = '\0';
+}
+
 static void write_pairs(struct mbuf *out, const struct labels *l, bool *first)
 {
 	int n = l ? l->n : 0;
@@ -296,12 +336,8 @@ static void write_pairs(struct mbuf *out, const struct labels *l, bool *first)
 	if (n > LABELS_MAX)
 		n = LABELS_MAX;
 	for (int i = 0; i < n; i++) {
-		mbuf_puts(out, *first ? "{" : ",");
+		write_pair(out, *first ? '{' : ',', l->name[i], l->value[i]);
 		*first = false;
-		mbuf_puts(out, l->name[i]);
-		mbuf_puts(out, "=\"");
-		escape_label_value(out, l->value[i]);
-		mbuf_puts(out, "\"");
 	}
 }
 

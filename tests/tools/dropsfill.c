@@ -73,7 +73,8 @@ static int find_map(int pid)
 				fprintf(stderr,
 					"dropsfill: map %u has key %u / value %u bytes, "
 					"bpf/drops.h says %zu / 8: rebuild\n",
-					id, info.key_size, info.value_size, sizeof(struct drop_key));
+					id, info.key_size, info.value_size,
+					sizeof(struct drop_key));
 				close(fd);
 				return -EINVAL;
 			}
