@@ -21,7 +21,7 @@ if [ "$mode" = quick ]; then
 	run ROUNDS=2 FLOOD_SECONDS=1 bash tests/bench/drops.sh
 	run ROUNDS=2 FLOOD_SECONDS=1 bash tests/bench/retrans.sh
 	run ROUNDS=2 SECONDS_PER_RUN=1 bash tests/bench/rtt.sh
-	run ROUNDS=1 WRK_SECONDS=1 STARTS=3 MEM_SCRAPES=200 SERIES="auto 10000" \
+	run ROUNDS=1 WRK_SECONDS=1 STARTS=2 MEM_SCRAPES=100 SERIES="auto 10000" \
 		bash tests/bench/scrape.sh
 	out=$BUILD/bench-quick.md
 else

@@ -66,28 +66,37 @@ wait_url() {
 	return 1
 }
 
-# start_ours INI: the exporter with that config on a free port; sets PID, URL, STARTUP_MS.
-start_ours() {
-	local port t0
-	port=$(free_tcp_port) || die "no free TCP port on loopback"
-	URL=http://127.0.0.1:$port
-	t0=$(now_ms)
-	"$EXPORTER" --config "$1" --web.listen-address "127.0.0.1:$port" --strict \
-		>"$TMP/exporter.log" 2>&1 &
-	PID=$!
-	wait_url "$URL/healthz" || { PID= && return 1; }
-	STARTUP_MS=$(($(now_ms) - t0))
+# start_on LOG PATH COMMAND...: run COMMAND (its listen address given as @ADDR@) on a free
+# port until PATH answers; sets PID, URL, STARTUP_MS. Another process may take the port
+# between the check and the bind: then another port, three times.
+start_on() {
+	local log=$1 path=$2 port t0
+	shift 2
+	for _ in 1 2 3; do
+		port=$(free_tcp_port) || die "no free TCP port on loopback"
+		URL=http://127.0.0.1:$port
+		t0=$(now_ms)
+		"${@//@ADDR@/127.0.0.1:$port}" >"$log" 2>&1 &
+		PID=$!
+		if wait_url "$URL$path"; then
+			STARTUP_MS=$(($(now_ms) - t0))
+			return 0
+		fi
+		stop_variant
+		grep -qi 'listen\|bind\|address already in use' "$log" || break
+	done
+	return 1
 }
 
+# start_ours INI: the exporter with that config (exec to /healthz OK).
+start_ours() {
+	start_on "$TMP/exporter.log" /healthz "$EXPORTER" --config "$1" \
+		--web.listen-address @ADDR@ --strict
+}
+
+# node_exporter at its defaults (exec to its first /metrics).
 start_node_exporter() {
-	local port t0
-	port=$(free_tcp_port) || die "no free TCP port on loopback"
-	URL=http://127.0.0.1:$port
-	t0=$(now_ms)
-	"$NODE_EXPORTER" --web.listen-address="127.0.0.1:$port" >"$TMP/ne.log" 2>&1 &
-	PID=$!
-	wait_url "$URL/metrics" || { PID= && return 1; }
-	STARTUP_MS=$(($(now_ms) - t0))
+	start_on "$TMP/ne.log" /metrics "$NODE_EXPORTER" --web.listen-address=@ADDR@
 }
 
 # ours_room N: the exporter with the netns label on and room for N drop series.
