@@ -21,22 +21,24 @@ EXPORTER=$BUILD/netstack_exporter
 UDPFLOOD=$BUILD/tests/udpflood
 FLOOR=$BUILD/tests/bench_floor
 STATS=/proc/sys/kernel/bpf_stats_enabled
-# One line per variant: its place in VARIANTS, its title, and its config, command or reference
-# below. Sampling variants (1/1000, 1/1) go in the places marked "<- sampling".
-VARIANTS=(none floor default all compat bpftrace_agg bpftrace_print)
-# VARIANTS+=(sample1000 sample1)            # <- sampling: the variants
-declare -A TITLE=([none]="no tracer" [floor]="floor (empty prog)" [default]="default labels"
-	[all]="all labels" [compat]="default, helper read" [bpftrace_agg]="bpftrace @[reason]=count()"
-	[bpftrace_print]="bpftrace printf per event")
-# TITLE+=([sample1000]="sampling 1/1000" [sample1]="sampling 1/1")   # <- sampling: titles
-declare -A TARGET=([default]="<=1.3" [all]="<=2.5" [bpftrace_print]=">=40")
-REF=([bpftrace_agg]=default [bpftrace_print]=default)
-BPFTRACE_PROBE='tracepoint:skb:kfree_skb'
-EXTERNAL=([bpftrace_agg]="bpftrace -e '$BPFTRACE_PROBE { @[args->reason] = count(); }'"
-	[bpftrace_print]="bpftrace -e '$BPFTRACE_PROBE { printf(\"%p %d\\n\", args->location, \
-args->reason); }' >/dev/null")
-EXTERNAL_PROG=([bpftrace_agg]="tracepoint  name kfree_skb"
-	[bpftrace_print]="tracepoint  name kfree_skb")
+# The variants, in the order of the first round; one line each. Sampling (1/1000 and 1/1)
+# goes in the place marked "<- sampling" once the collector has it.
+VARIANTS=(none floor)
+TITLE=([none]="no tracer" [floor]="floor (empty prog)")
+D='[collector.drops]\n'
+ours default "default labels" count_drop "${D}labels = reason,family,protocol" "<=1.3"
+ours all "all labels" count_drop \
+	"${D}labels = reason,family,protocol,function,netns,interface" "<=2.5"
+# The program for kernels without bpf_rdonly_cast (before 6.2): no target, for comparison.
+ours compat "default, helper read" count_drop_compat "${D}direct_read = false"
+# ours sample1000 "sampling 1/1000" count_drop "${D}..."     # <- sampling: one line each
+# ours sample1 "sampling 1/1" count_drop "${D}..."
+TP='tracepoint:skb:kfree_skb'
+peer bpftrace_agg "bpftrace @[reason]=count()" \
+	"bpftrace -e '$TP { @[args->reason] = count(); }'" "tracepoint  name kfree_skb" default
+peer bpftrace_print "bpftrace printf per event" \
+	"bpftrace -e '$TP { printf(\"%p %d\\n\", args->location, args->reason); }' >/dev/null" \
+	"tracepoint  name kfree_skb" default ">=40"
 SECTION="kernel cost per event, UDP drop flood"
 RATE_SECTION="throughput of the drop flood"
 
@@ -57,8 +59,6 @@ fi
 
 TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
 FLOOR_CMD=("$FLOOR")
-declare -A PROG=([default]=count_drop [all]=count_drop [compat]=count_drop_compat)
-# PROG+=([sample1000]=count_drop [sample1]=count_drop)   # <- sampling: program names
 STATS_BEFORE=$(cat "$STATS")
 PID= # the variant currently attached
 FLOOD_PID=
@@ -97,20 +97,6 @@ wait_hook_free() {
 	return 1
 }
 
-cat >"$TMP/default.ini" <<EOF
-[collector.drops]
-labels = reason,family,protocol
-EOF
-# The program for kernels without bpf_rdonly_cast (before 6.2): no target, for comparison.
-cat >"$TMP/compat.ini" <<EOF
-[collector.drops]
-direct_read = false
-EOF
-cat >"$TMP/all.ini" <<EOF
-[collector.drops]
-labels = reason,family,protocol,function,netns,interface
-EOF
-# <- sampling: $TMP/sample1000.ini and $TMP/sample1.ini here.
 
 
 

@@ -9,8 +9,27 @@
 # Every script's summary also goes, one tab-separated row per figure, to $BENCH_ROWS when set:
 # tests/bench/report.sh makes the one table of `make bench` from them.
 
-# Per variant: its reference when not the floor, a peer's command and its program.
-declare -A REF=() EXTERNAL=() EXTERNAL_PROG=()
+# Per variant: its reference when not the floor, a peer's command and its program, the
+# exporter's configuration (INI text), its title, program and target.
+declare -A REF=() EXTERNAL=() EXTERNAL_PROG=() CONFIG=() TITLE=() PROG=() TARGET=()
+
+# ours NAME TITLE PROGRAM CONFIG [TARGET]: a variant, the exporter with CONFIG (INI text, "\n"
+# between lines) measured through PROGRAM; TARGET is its ratio to the floor ("<=X").
+ours() {
+	VARIANTS+=("$1")
+	TITLE[$1]=$2 PROG[$1]=$3 CONFIG[$1]=$4
+	[ -z "${5:-}" ] || TARGET[$1]=$5
+}
+
+# peer NAME TITLE COMMAND PROGRAM [REFERENCE [TARGET]]: a variant running another tool's
+# COMMAND, measured through the program it loads (PROGRAM as bpftool prints it:
+# "TYPE  name NAME"); its ratio is to REFERENCE (default: the floor).
+peer() {
+	VARIANTS+=("$1")
+	TITLE[$1]=$2 EXTERNAL[$1]=$3 EXTERNAL_PROG[$1]=$4
+	[ -z "${5:-}" ] || REF[$1]=$5
+	[ -z "${6:-}" ] || TARGET[$1]=$6
+}
 
 die() {
 	echo "${0##*/}: $*" >&2
@@ -81,6 +100,7 @@ start_variant() {
 		stop_variant
 		return 1
 	fi
+	[ -z "${CONFIG[$v]:-}" ] || printf '%b\n' "${CONFIG[$v]}" >"$TMP/$v.ini"
 	for _ in 1 2 3; do
 		port=$(free_tcp_port) || die "no free TCP port on loopback"
 		URL=http://127.0.0.1:$port
