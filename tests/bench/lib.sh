@@ -187,7 +187,7 @@ judge() {
 # of the same flood with each tracer. The rows also go to $BENCH_ROWS under $SECTION (and
 # $RATE_SECTION). Sets status to 1 if a variant has no figure.
 print_table() {
-	local v ns lo hi n rate rlo rhi rn ref ref_ns ratio result none_rate= rates=()
+	local v ns lo hi n rate rlo rhi rn ref ref_ns ratio result none_rate='' rates=()
 	echo
 	printf '%-28s %10s %17s %14s %8s %8s %s\n' variant ns/event "min..max (n)" "$1" ratio \
 		target result

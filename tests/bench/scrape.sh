@@ -150,7 +150,7 @@ echo "netstack_exporter user-space benchmark: $(uname -r), $(nproc) CPUs"
 # --- scrape -------------------------------------------------------------------------------
 SEC="scrape /metrics (wrk, 1 connection)"
 : >"$TMP/scrapes"
-NE_SERIES= NE_RSS= NE_START=()
+NE_SERIES='' NE_RSS='' NE_START=()
 if [ "$HAVE_NE" = 1 ]; then
 	start_node_exporter || die "node_exporter did not start: $(tail -n1 "$TMP/ne.log")"
 	NE_SERIES=$(series "$URL/metrics")
@@ -224,7 +224,7 @@ ours_room "$MEM_SERIES"
 RSS0=$(rss_kb "$PID") # start-up: no synthetic series yet
 ours_fill "$MEM_SERIES"
 RSS=()
-for k in 1 2 3; do
+for _ in 1 2 3; do
 	curl -sf -o /dev/null "$URL/metrics?scrape=[1-$MEM_SCRAPES]" || die "scrapes failed"
 	RSS+=("$(rss_kb "$PID")")
 done
