@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* vasprintf */
 #include <bpf/libbpf.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -264,6 +265,12 @@ int main(int argc, char **argv)
 		free(text);
 		return pin_remove_all() ? 1 : 0;
 	}
+	/*
+	 * A fixed threshold (glibc otherwise raises it to the largest block freed): the scrape's
+	 * large transient blocks (the response copy, the sort's scratch) go back to the system
+	 * after each scrape instead of growing the heap for good.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
 	libbpf_set_print(libbpf_log);
@@ -304,6 +311,8 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
+	/* Start-up parsed the kernel BTF (megabytes, freed): give those pages back to the system. */
+	malloc_trim(0);
 	log_info("netstack_exporter %s started with %d collector(s) attached", NETSTACK_VERSION,
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {

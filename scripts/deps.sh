@@ -1,16 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Install the Debian packages netstack_exporter needs, only those missing.
-# Usage: scripts/deps.sh [build|test]   (test = build + what the test suite runs)
+# Usage: scripts/deps.sh [build|test|bench]   (test = build + what the test suite runs;
+# bench = test + the tools make bench compares against and drives)
 set -eu
 
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev libgnutls28-dev libcrypt-dev"
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
 jq libyaml-libyaml-perl strace systemd openssl whois"
+BENCH_PKGS="bpftrace prometheus-node-exporter wrk"
 
 pkgs=$BUILD_PKGS
-[ "${1:-build}" = test ] && pkgs="$pkgs $TEST_PKGS"
+case ${1:-build} in
+test) pkgs="$pkgs $TEST_PKGS" ;;
+bench) pkgs="$pkgs $TEST_PKGS $BENCH_PKGS" ;;
+esac
 
 missing=
 for p in $pkgs; do

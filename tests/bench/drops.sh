@@ -5,7 +5,11 @@
 # an empty tp_btf/kfree_skb program (the floor: tests/bench/floor.bpf.c). Variants run one at a
 # time, in interleaved rounds, and each is the only program we attach to kfree_skb. The
 # exporter's figures come from its own /metrics (netstack_bpf_program_*), so they also check
-# the self-metrics. A missed target is printed, not a failure: this is a benchmark.
+# the self-metrics. Next to ours, on the same flood: bpftrace counting by reason in a map
+# (the same aggregation, on the classic tracepoint) and bpftrace printing every event (the
+# per-event model), measured through bpf_stats too; and no tracer at all, the reference for
+# the flood's throughput (datagrams/s, the second part of the table). A missing bpftrace is
+# reported "not installed". A missed target is printed, not a failure: this is a benchmark.
 # Environment: BUILD (default build), ROUNDS (5), FLOOD_SECONDS (2).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -17,11 +21,26 @@ EXPORTER=$BUILD/netstack_exporter
 UDPFLOOD=$BUILD/tests/udpflood
 FLOOR=$BUILD/tests/bench_floor
 STATS=/proc/sys/kernel/bpf_stats_enabled
-TARGET_DEFAULT=1.3
-TARGET_ALL=2.5
-VARIANTS=(floor default all compat)
-declare -A TITLE=([floor]="floor (empty prog)" [default]="default labels" [all]="all labels"
-	[compat]="default, helper read")
+# The variants, in the order of the first round; one line each. Sampling (1/1000 and 1/1)
+# goes in the place marked "<- sampling" once the collector has it.
+VARIANTS=(none floor)
+TITLE=([none]="no tracer" [floor]="floor (empty prog)")
+D='[collector.drops]\n'
+ours default "default labels" count_drop "${D}labels = reason,family,protocol" "<=1.3"
+ours all "all labels" count_drop \
+	"${D}labels = reason,family,protocol,function,netns,interface" "<=2.5"
+# The program for kernels without bpf_rdonly_cast (before 6.2): no target, for comparison.
+ours compat "default, helper read" count_drop_compat "${D}direct_read = false"
+# ours sample1000 "sampling 1/1000" count_drop "${D}..."     # <- sampling: one line each
+# ours sample1 "sampling 1/1" count_drop "${D}..."
+TP='tracepoint:skb:kfree_skb'
+peer bpftrace_agg "bpftrace @[reason]=count()" \
+	"bpftrace -e '$TP { @[args->reason] = count(); }'" "tracepoint  name kfree_skb" default
+peer bpftrace_print "bpftrace printf per event" \
+	"bpftrace -e '$TP { printf(\"%p %d\\n\", args->location, args->reason); }' >/dev/null" \
+	"tracepoint  name kfree_skb" default ">=40"
+SECTION="kernel cost per event, UDP drop flood"
+RATE_SECTION="throughput of the drop flood"
 
 
 [ "$(id -u)" -eq 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled)"
@@ -32,10 +51,14 @@ done
 for c in bpftool curl ss awk; do
 	command -v "$c" >/dev/null || die "needs $c"
 done
+declare -A BROKEN=()
+if ! command -v bpftrace >/dev/null; then
+	BROKEN[bpftrace_agg]="not installed (Debian bpftrace)"
+	BROKEN[bpftrace_print]="not installed (Debian bpftrace)"
+fi
 
 TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
 FLOOR_CMD=("$FLOOR")
-declare -A PROG=([default]=count_drop [all]=count_drop [compat]=count_drop_compat)
 STATS_BEFORE=$(cat "$STATS")
 PID= # the variant currently attached
 FLOOD_PID=
@@ -74,19 +97,6 @@ wait_hook_free() {
 	return 1
 }
 
-cat >"$TMP/default.ini" <<EOF
-[collector.drops]
-labels = reason,family,protocol
-EOF
-# The program for kernels without bpf_rdonly_cast (before 6.2): no target, for comparison.
-cat >"$TMP/compat.ini" <<EOF
-[collector.drops]
-direct_read = false
-EOF
-cat >"$TMP/all.ini" <<EOF
-[collector.drops]
-labels = reason,family,protocol,function,netns,interface
-EOF
 
 
 
@@ -97,15 +107,17 @@ echo "netstack_exporter drop-path benchmark: $(uname -r), $(nproc) CPUs"
 echo "flood: udpflood 127.0.0.1 $UDP_PORT (closed port), $FLOOD_SECONDS s per run," \
 	"$ROUNDS rounds x ${#VARIANTS[@]} variants, one program on kfree_skb at a time"
 echo
-printf '%-5s %-20s %10s %11s %9s %12s %9s\n' round variant events run_ns ns/event \
+printf '%-5s %-28s %10s %11s %9s %12s %9s\n' round variant events run_ns ns/event \
 	datagrams/s ev/dgram
 : >"$TMP/results"
-declare -A BROKEN=()
 SHARED=0
 for ((r = 0; r < ROUNDS; r++)); do
 	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
 		begin_run "$r" "$k" || continue
-		[ "$(kfree_skb_links)" -eq 1 ] || note="shared-hook"
+		# A tp_btf link of our own, except for no tracer and bpftrace (a perf event).
+		links=1
+		{ [ "$v" = none ] || [ -n "${EXTERNAL[$v]:-}" ]; } && links=0
+		[ "$(kfree_skb_links)" -eq "$links" ] || note="shared-hook"
 		w0=$(now)
 		"$UDPFLOOD" 127.0.0.1 "$UDP_PORT" 0 "$FLOOD_SECONDS" >"$TMP/flood.out" &
 		FLOOD_PID=$!
@@ -113,16 +125,30 @@ for ((r = 0; r < ROUNDS; r++)); do
 		FLOOD_PID=
 		w1=$(now)
 		read -r t1 c1 < <(read_stats "$v")
-		[ "$(kfree_skb_links)" -eq 1 ] || note="shared-hook"
+		[ "$(kfree_skb_links)" -eq "$links" ] || note="shared-hook"
 		# The flood's drops must carry the optional labels, or the config did not apply.
 		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'interface="lo"'; then
 			note="$note no-interface-label"
 		fi
 		stop_variant
 		sent=$(cat "$TMP/flood.out")
-		if [ -z "$t0" ] || [ -z "$t1" ] || [ "$(cat "$STATS")" != 1 ] || [ -z "$sent" ] ||
+		if [ -z "$sent" ]; then
+			printf '%-5s %-28s  invalid: the flood failed\n' $((r + 1)) "${TITLE[$v]}"
+			continue
+		fi
+		if [ "$v" = none ]; then
+			awk -v r=$((r + 1)) -v title="${TITLE[$v]}" -v sent="$sent" -v w0="$w0" \
+				-v w1="$w1" -v note="$note" -v out="$TMP/results" 'BEGIN {
+				rate = sent / (w1 - w0)
+				printf "%-5d %-28s %10s %11s %9s %12.0f %9s %s\n", r, title, "-", "-",
+					"-", rate, "-", note
+				print "none", "-", rate >> out
+			}'
+			continue
+		fi
+		if [ -z "$t0" ] || [ -z "$t1" ] || [ "$(cat "$STATS")" != 1 ] ||
 			[ $((c1 - c0)) -le 0 ]; then
-			printf '%-5s %-20s  invalid: bpf_stats was turned off meanwhile\n' \
+			printf '%-5s %-28s  invalid: bpf_stats was turned off meanwhile\n' \
 				$((r + 1)) "${TITLE[$v]}"
 			continue
 		fi
@@ -133,17 +159,18 @@ for ((r = 0; r < ROUNDS; r++)); do
 			-v out="$TMP/results" 'BEGIN {
 			ns = dt / dc
 			rate = sent / (w1 - w0)
-			printf "%-5d %-20s %10d %11d %9.1f %12.0f %9.2f %s\n", r, title, dc, dt,
+			printf "%-5d %-28s %10d %11d %9.1f %12.0f %9.2f %s\n", r, title, dc, dt,
 				ns, rate, dc / sent, note
 			print v, ns, rate >> out
 		}'
 	done
 done
 
-declare -A TARGET=([default]=$TARGET_DEFAULT [all]=$TARGET_ALL)
 print_table datagrams/s
 echo "ns/event: kernel run_time_ns / run_cnt (median over rounds; bpf_stats' own clock reads"
-echo "are in every figure, the floor included). datagrams/s: what udpflood sent (secondary)."
+echo "are in every figure, the floor included). datagrams/s: what udpflood sent, whose ratio"
+echo "to no tracer is the throughput effect. bpftrace runs on the classic tracepoint: the perf"
+echo "trace buffer it fills before its program runs is not in its ns/event, only in datagrams/s."
 if [ "$SHARED" = 1 ]; then
 	echo "shared-hook: someone else's program was on kfree_skb during that run (another"
 	echo "exporter, a test): it competed for the CPUs and its traffic's drops were counted too."
