@@ -152,6 +152,7 @@ static int retrans_start(void)
 		bpf_program__set_autoload(prog,
 					  prog == retransmit || (synack && prog == synack_prog));
 	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
+	bpf_map__set_max_entries(skel->maps.tcp_retransmits, cpu_array_entries(RT_STRIDE));
 
 	err = retrans_bpf__load(skel);
 	if (err) {
@@ -165,8 +166,8 @@ static int retrans_start(void)
 			  strerror(-err));
 		goto cleanup;
 	}
-	err = percpu_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits),
-				 sizeof(uint32_t), RT_NR_SLOTS);
+	err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits), RT_NR_SLOTS,
+				    RT_STRIDE);
 	if (!err)
 		err = percpu_reader_init(&by_key, bpf_map__fd(skel->maps.tcp_retransmits_netns),
 					 sizeof(struct retrans_key), hash_size);
