@@ -178,7 +178,8 @@ static int drops_start(void)
 		goto cleanup;
 	}
 	prog_name(prog, sizeof(prog), direct);
-	bpf_object__for_each_program(p, skel->obj)
+	for (p = bpf_object__next_program(skel->obj, NULL); p;
+	     p = bpf_object__next_program(skel->obj, p))
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
 	skel->rodata->label_mask = cfg.label_mask;
 	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
