@@ -24,7 +24,13 @@ struct drop_key {
 	__u8 pad[6];
 };
 
-/* Index into the skb_drops_by_reason array (reason, family, protocol). */
+/* Reasons from subsystems (mac80211, openvswitch, ...) carry the subsystem in these high bits. */
+#define DROP_REASON_SUBSYS_SHIFT 16
+
+/*
+ * Index into the skb_drops_by_reason array (reason, family, protocol). Reason 0 (never a drop)
+ * holds the overflow: drops the hash had no room for, whose reason the array does not cover.
+ */
 #define DROP_INDEX(reason, family, proto) (((reason)*NR_FAMILIES + (family)) * NR_PROTOS + (proto))
 
 #endif

@@ -23,10 +23,13 @@
 #define EINVAL 22
 #define EHOSTUNREACH 113
 
-/* Default labels: every slot of retrans.h, a plain index, so the hot path is an inlined lookup. */
+/*
+ * Default labels: every slot of retrans.h, a plain index into this CPU's slice of a by-CPU
+ * array (maps.bpf.h), so the hot path is an inlined lookup into the kernel's direct map.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RT_NR_SLOTS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to RT_STRIDE * possible CPUs */
 	__type(key, __u32);
 	__type(value, __u64);
 } tcp_retransmits SEC(".maps");
@@ -62,19 +65,20 @@ static __always_inline __u32 clamp_state(__u8 state)
 }
 
 /* Add n to a slot; false when the hash was full and the array took it instead. */
-static __always_inline bool add(const struct sock *sk, __u32 slot, __u64 n, const bool netns)
+static __always_inline bool add(const struct sock *sk, __u32 slice, __u32 slot, __u64 n,
+				const bool netns)
 {
 	struct retrans_key key = { .slot = slot };
 
 	if (!netns) {
-		array_add(&tcp_retransmits, slot, n);
+		array_add(&tcp_retransmits, slice + slot, n);
 		return true;
 	}
 	key.netns = sk->__sk_common.skc_net.net->ns.inum;
 	if (hash_add(&tcp_retransmits_netns, &key, n))
 		return true;
 	/* Map full: sums without the netns label stay exact. */
-	array_add(&tcp_retransmits, slot, n);
+	array_add(&tcp_retransmits, slice + slot, n);
 	return false;
 }
 
@@ -82,11 +86,11 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 					      int err, const bool netns)
 {
 	__u8 family = sk_family(sk);
-	__u32 slot;
+	__u32 slot, slice = cpu_slice(RT_STRIDE);
 	bool ok = true;
 
 	if (err) {
-		ok &= add(sk, RT_FAILURES(family), 1, netns);
+		ok &= add(sk, slice, RT_FAILURES(family), 1, netns);
 		/*
 		 * __tcp_retransmit_skb() returns these before it adds to TcpRetransSegs (the packet
 		 * is still queued in the host, no window, no memory, no route): the kernel has not
@@ -98,12 +102,12 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 			goto out;
 	}
 	slot = RT_PACKETS(RT_KIND_RETRANSMIT, family, clamp_state(sk->__sk_common.skc_state));
-	ok &= add(sk, slot, 1, netns);
+	ok &= add(sk, slice, slot, 1, netns);
 	/* tcp_skb_pcount(): the segments TcpRetransSegs was increased by. */
-	ok &= add(sk, slot + 1, ((const struct tcp_skb_cb *)skb->cb)->tcp_gso_segs, netns);
+	ok &= add(sk, slice, slot + 1, ((const struct tcp_skb_cb *)skb->cb)->tcp_gso_segs, netns);
 out:
 	if (!ok)
-		array_add(&tcp_retransmits, RT_OVERFLOW, 1);
+		array_add(&tcp_retransmits, slice + RT_OVERFLOW, 1);
 }
 
 /* Runs only when the SYN-ACK went out, right after TcpRetransSegs and TCPSynRetrans += 1. */
@@ -113,17 +117,17 @@ static __always_inline void record_synack(const struct sock *sk, const struct re
 	__u16 af = req->rsk_ops->family; /* the request's own: a v4 SYN on a v6 listener is v4 */
 	__u8 family = af == AF_INET ? RT_IPV4 : af == AF_INET6 ? RT_IPV6 : RT_OTHER;
 	__u8 state = sk->__sk_common.skc_state;
-	__u32 slot;
+	__u32 slot, slice = cpu_slice(RT_STRIDE);
 	bool ok = true;
 
 	/* A listener retransmits for a request socket; a Fast Open child is the connection. */
 	if (state == TCP_LISTEN)
 		state = req->__req_common.skc_state;
 	slot = RT_PACKETS(RT_KIND_SYNACK, family, clamp_state(state));
-	ok &= add(sk, slot, 1, netns);
-	ok &= add(sk, slot + 1, 1, netns);
+	ok &= add(sk, slice, slot, 1, netns);
+	ok &= add(sk, slice, slot + 1, 1, netns);
 	if (!ok)
-		array_add(&tcp_retransmits, RT_OVERFLOW, 1);
+		array_add(&tcp_retransmits, slice + RT_OVERFLOW, 1);
 }
 
 /* Linux 6.17+: every attempt, with its result. */

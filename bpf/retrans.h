@@ -3,6 +3,8 @@
 #ifndef NETSTACK_RETRANS_H
 #define NETSTACK_RETRANS_H
 
+#include "cpu_array.h"
+
 enum retrans_kind { RT_KIND_RETRANSMIT, RT_KIND_SYNACK, RT_NR_KINDS };
 enum retrans_family { RT_IPV4, RT_IPV6, RT_OTHER, RT_NR_FAMILIES };
 
@@ -16,7 +18,7 @@ enum retrans_family { RT_IPV4, RT_IPV6, RT_OTHER, RT_NR_FAMILIES };
 #define RT_LABEL_NETNS (1u << 0)
 
 /*
- * One u64 counter per slot, the same slot numbers in the per-CPU array (default labels) and in
+ * One u64 counter per slot, the same slot numbers in the by-CPU array (default labels) and in
  * the hash key (optional labels): failures by family, the overflow count, then a pair per
  * (kind, family, state), packets then segments, side by side so that one retransmission
  * touches one cache line.
@@ -28,6 +30,8 @@ enum retrans_family { RT_IPV4, RT_IPV6, RT_OTHER, RT_NR_FAMILIES };
 	(RT_PAIR_BASE + 2 * (((kind)*RT_NR_FAMILIES + (family)) * RT_NR_STATES + (state)))
 #define RT_SEGMENTS(kind, family, state) (RT_PACKETS(kind, family, state) + 1)
 #define RT_NR_SLOTS RT_PACKETS(RT_NR_KINDS, 0, 0)
+/* Each CPU's slice of the by-CPU array tcp_retransmits (bpf/maps.bpf.h). */
+#define RT_STRIDE CPU_STRIDE(RT_NR_SLOTS)
 
 /* Key of the optional-label hash: the array slot plus the optional labels. */
 struct retrans_key {

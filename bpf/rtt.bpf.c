@@ -21,10 +21,14 @@ extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 /* Set by user space before load. */
 const volatile __u32 label_mask;
 
-/* Default labels: the histograms by family (and the netns overflow), a plain index. */
+/*
+ * Default labels: the histograms by family (and the netns overflow), a plain index into this
+ * CPU's slice of a by-CPU array (maps.bpf.h): per sample, one cache line of the kernel's direct
+ * map and no pointer to load first.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RTT_ARRAY_SIZE);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to RTT_STRIDE * possible CPUs */
 	__type(key, __u32);
 	__type(value, __u64);
 } tcp_rtt_by_family SEC(".maps");
@@ -83,12 +87,12 @@ static __always_inline __u8 rtt_family(struct bpf_sock_ops *skops)
 static __always_inline void record(const __u32 labels, __u32 netns, __u8 family, __u8 kind,
 				   __u32 us)
 {
-	__u32 bucket = rtt_bucket(us);
+	__u32 bucket = rtt_bucket(us), slice = cpu_slice(RTT_STRIDE);
 	__u64 *sum;
 
 	if (!(labels & RTT_LABEL_NETNS)) {
-		array_add(&tcp_rtt_by_family, RTT_COUNT(RTT_HIST(0, kind, family), bucket), 1);
-		array_add(&tcp_rtt_by_family, RTT_SUM(RTT_HIST(0, kind, family), bucket), us);
+		array_add(&tcp_rtt_by_family, slice + RTT_COUNT(RTT_HIST(0, kind, family), bucket), 1);
+		array_add(&tcp_rtt_by_family, slice + RTT_SUM(RTT_HIST(0, kind, family), bucket), us);
 		return;
 	}
 
@@ -103,8 +107,8 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 			return;
 		}
 	}
-	array_add(&tcp_rtt_by_family, RTT_COUNT(RTT_HIST(1, kind, family), bucket), 1);
-	array_add(&tcp_rtt_by_family, RTT_SUM(RTT_HIST(1, kind, family), bucket), us);
+	array_add(&tcp_rtt_by_family, slice + RTT_COUNT(RTT_HIST(1, kind, family), bucket), 1);
+	array_add(&tcp_rtt_by_family, slice + RTT_SUM(RTT_HIST(1, kind, family), bucket), us);
 	array_add(&tcp_rtt_overflow, 0, 1);
 }
 

@@ -3,6 +3,8 @@
 #ifndef NETSTACK_RTT_H
 #define NETSTACK_RTT_H
 
+#include "cpu_array.h"
+
 enum rtt_family { RTT_IPV4, RTT_IPV6, NR_RTT_FAMILIES };
 /* srtt: the smoothed RTT after the update, what ss shows; sample: the measurement itself. */
 enum rtt_kind { RTT_KIND_SRTT, RTT_KIND_SAMPLE, NR_RTT_KINDS };
@@ -21,7 +23,7 @@ enum rtt_kind { RTT_KIND_SRTT, RTT_KIND_SAMPLE, NR_RTT_KINDS };
 #define RTT_NR_BUCKETS (RTT_NR_BOUNDS + 1)
 
 /*
- * The tcp_rtt_by_family array holds, for each histogram RTT_HIST(overflow, kind, family) and
+ * Each CPU's slice of the tcp_rtt_by_family array holds, for each histogram RTT_HIST(overflow, kind, family) and
  * each bucket, the count of samples and their sum in microseconds side by side, so that a
  * sample's two updates land next to each other; a histogram's sum is the sum of its buckets'
  * sums. Overflow histograms hold what the netns hash had no room for.
@@ -32,6 +34,8 @@ enum rtt_kind { RTT_KIND_SRTT, RTT_KIND_SAMPLE, NR_RTT_KINDS };
 #define RTT_COUNT(hist, bucket) (((hist)*RTT_NR_BUCKETS + (bucket)) * 2)
 #define RTT_SUM(hist, bucket) (RTT_COUNT(hist, bucket) + 1)
 #define RTT_ARRAY_SIZE RTT_COUNT(RTT_NR_HISTS, 0)
+/* Each CPU's slice of the by-CPU array tcp_rtt_by_family (bpf/maps.bpf.h). */
+#define RTT_STRIDE CPU_STRIDE(RTT_ARRAY_SIZE)
 
 /*
  * Key of the hashes used with the netns label: tcp_rtt (sum of samples in microseconds per

@@ -31,6 +31,51 @@ int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_
 	return 0;
 }
 
+uint32_t cpu_array_entries(uint32_t stride)
+{
+	int ncpus = libbpf_num_possible_cpus();
+
+	return ncpus > 0 ? (uint32_t)ncpus * stride : 0;
+}
+
+int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint32_t stride)
+{
+	int err = percpu_reader_init(r, fd, sizeof(uint32_t), slots);
+
+	if (err)
+		return err;
+	r->stride = stride;
+	/* Values, then room for the u32 keys a batch lookup returns with them. */
+	r->raw = calloc((size_t)r->ncpus * stride, sizeof(uint64_t) + sizeof(uint32_t));
+	if (!r->raw) {
+		percpu_reader_free(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < slots; i++)
+		((uint32_t *)r->keys)[i] = i;
+	return 0;
+}
+
+/* The whole by-CPU array in one batch (key by key where the kernel lacks batches). */
+static int read_cpu_array(struct percpu_reader *r)
+{
+	uint32_t total = (uint32_t)r->ncpus * r->stride, count = total, cursor;
+	/* The keys the batch returns go after the values (cpu_array_reader_init sized raw). */
+	uint32_t *keys = (uint32_t *)(r->raw + total);
+	int err;
+
+	err = bpf_map_lookup_batch(r->fd, NULL, &cursor, keys, r->raw, &count, NULL);
+	if ((err && err != -ENOENT) || count != total) {
+		for (uint32_t k = 0; k < total; k++)
+			if (bpf_map_lookup_elem(r->fd, &k, r->raw + k))
+				return -errno;
+	}
+	for (int c = 0; c < r->ncpus; c++)
+		for (uint32_t i = 0; i < r->max_entries; i++)
+			r->values[(size_t)i * r->ncpus + c] = r->raw[(size_t)c * r->stride + i];
+	return (int)r->max_entries;
+}
+
 static void sum(struct percpu_reader *r, uint32_t i)
 {
 	const uint64_t *v = r->values + (size_t)i * r->ncpus;
@@ -67,7 +112,13 @@ int percpu_reader_read(struct percpu_reader *r)
 
 	if (r->key_size > sizeof(batch))
 		return -EINVAL;
-	while (n < r->max_entries && err != -ENOENT) {
+	if (r->stride) {
+		err = read_cpu_array(r);
+		if (err < 0)
+			return err;
+		n = err;
+	}
+	while (!r->stride && n < r->max_entries && err != -ENOENT) {
 		uint32_t count = r->max_entries - n;
 
 		err = bpf_map_lookup_batch(r->fd, first ? NULL : batch, batch,
@@ -93,5 +144,6 @@ void percpu_reader_free(struct percpu_reader *r)
 	free(r->keys);
 	free(r->values);
 	free(r->sums);
-	r->keys = r->values = r->sums = NULL;
+	free(r->raw);
+	r->keys = r->values = r->sums = r->raw = NULL;
 }

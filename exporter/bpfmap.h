@@ -5,18 +5,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Buffers to read one per-CPU map with u64 values, sized once and reused every scrape. */
+/*
+ * Buffers to read one per-CPU map with u64 values, sized once and reused every scrape; or a
+ * by-CPU array (bpf/maps.bpf.h: a plain array with one slice of stride u64 per possible CPU),
+ * read as if it were a per-CPU array of max_entries.
+ */
 struct percpu_reader {
 	int fd;
 	size_t key_size;
 	uint32_t max_entries;
+	uint32_t stride; /* by-CPU array only */
 	int ncpus;
+	uint64_t *raw;	  /* by-CPU array only: ncpus * stride as the map holds them */
 	void *keys;	  /* max_entries * key_size */
 	uint64_t *values; /* max_entries * ncpus */
 	uint64_t *sums;	  /* max_entries: values summed over CPUs */
 };
 
 int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries);
+/* The by-CPU array's size in entries: possible CPUs * stride (0 if that is unknown). */
+uint32_t cpu_array_entries(uint32_t stride);
+int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint32_t stride);
 /* Read every entry (batch lookup, or key by key where the kernel lacks it); count or -errno. */
 int percpu_reader_read(struct percpu_reader *r);
 void percpu_reader_free(struct percpu_reader *r);

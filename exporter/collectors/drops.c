@@ -131,9 +131,27 @@ static void drops_stop(void)
 	rows_cap = 0;
 }
 
+/*
+ * The program for this configuration: count_drop_compat without direct reads, else one per
+ * optional label set (suffix f, n, i in that order; none for the default labels).
+ */
+static void prog_name(char *buf, size_t len, bool direct)
+{
+	if (!direct) {
+		snprintf(buf, len, "count_drop_compat");
+		return;
+	}
+	snprintf(buf, len, "count_drop%s%s%s%s", cfg.label_mask ? "_" : "",
+		 cfg.label_mask & DROP_LABEL_FUNCTION ? "f" : "",
+		 cfg.label_mask & DROP_LABEL_NETNS ? "n" : "",
+		 cfg.label_mask & DROP_LABEL_INTERFACE ? "i" : "");
+}
+
 static int drops_start(void)
 {
+	struct bpf_program *p;
 	uint32_t array_size;
+	char prog[32];
 	bool direct;
 	int err;
 
@@ -160,12 +178,13 @@ static int drops_start(void)
 		log_error("drops: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	bpf_program__set_autoload(direct ? skel->progs.count_drop_compat : skel->progs.count_drop,
-				  false);
-	skel->rodata->nr_reasons = reasons.max;
-	skel->rodata->reason_consumed = reasons.consumed;
+	prog_name(prog, sizeof(prog), direct);
+	for (p = bpf_object__next_program(skel->obj, NULL); p;
+	     p = bpf_object__next_program(skel->obj, p))
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
 	skel->rodata->label_mask = cfg.label_mask;
-	array_size = DROP_INDEX(reasons.max + 1, 0, 0);
+	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
+	array_size = DROP_INDEX(reasons.max, 0, 0);
 	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason, array_size);
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
 	err = pin_prepare(skel->skeleton, "drops");
@@ -195,9 +214,8 @@ static int drops_start(void)
 					 sizeof(uint32_t), 1);
 	if (err)
 		goto cleanup;
-	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u)",
-		 direct ? "count_drop" : "count_drop_compat", reasons.n, reasons.source,
-		 cfg.max_series);
+	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u)", prog,
+		 reasons.n, reasons.source, cfg.max_series);
 	return 0;
 cleanup:
 	drops_stop();
@@ -296,7 +314,7 @@ static int drops_collect(struct expo *e)
 			continue;
 		memset(r, 0, sizeof(*r));
 		r->reason = idx / (NR_FAMILIES * NR_PROTOS);
-		if (r->reason >= reasons.max)
+		if (r->reason == 0) /* SKB_NOT_DROPPED_YET: the overflow slots */
 			r->reason = UINT32_MAX;
 		r->family = idx / NR_PROTOS % NR_FAMILIES;
 		r->proto = idx % NR_PROTOS;

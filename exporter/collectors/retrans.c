@@ -153,6 +153,7 @@ static int retrans_start(void)
 		bpf_program__set_autoload(prog,
 					  prog == retransmit || (synack && prog == synack_prog));
 	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
+	bpf_map__set_max_entries(skel->maps.tcp_retransmits, cpu_array_entries(RT_STRIDE));
 	err = pin_prepare(skel->skeleton, "retrans");
 	if (err)
 		goto cleanup;
@@ -172,8 +173,8 @@ static int retrans_start(void)
 	err = pin_commit(skel->skeleton, "retrans");
 	if (err)
 		goto cleanup;
-	err = percpu_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits),
-				 sizeof(uint32_t), RT_NR_SLOTS);
+	err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits), RT_NR_SLOTS,
+				    RT_STRIDE);
 	if (!err)
 		err = percpu_reader_init(&by_key, bpf_map__fd(skel->maps.tcp_retransmits_netns),
 					 sizeof(struct retrans_key), hash_size);

@@ -224,6 +224,7 @@ static int open_and_load(bool with_iter)
 	bpf_program__set_autoload(skel->progs.tcp_rtt_netns, with_iter);
 	bpf_program__set_autoload(skel->progs.tcp_rtt_existing, with_iter);
 	skel->rodata->label_mask = cfg.label_mask;
+	bpf_map__set_max_entries(skel->maps.tcp_rtt_by_family, cpu_array_entries(RTT_STRIDE));
 	/* Without the netns label the hashes stay unused: keep them at one entry. */
 	bpf_map__set_max_entries(skel->maps.tcp_rtt, netns ? cfg.max_series : 1);
 	bpf_map__set_max_entries(skel->maps.tcp_rtt_buckets,
@@ -548,8 +549,8 @@ static int rtt_start(void)
 	err = pin_commit(skel->skeleton, "rtt");
 	if (err)
 		goto cleanup;
-	err = percpu_reader_init(&by_family, bpf_map__fd(skel->maps.tcp_rtt_by_family),
-				 sizeof(uint32_t), RTT_ARRAY_SIZE);
+	err = cpu_array_reader_init(&by_family, bpf_map__fd(skel->maps.tcp_rtt_by_family),
+				    RTT_ARRAY_SIZE, RTT_STRIDE);
 	if (!err)
 		err = percpu_reader_init(&sums, bpf_map__fd(skel->maps.tcp_rtt),
 					 sizeof(struct rtt_key),

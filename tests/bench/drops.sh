@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Cost per event of the drop program (bpf/drops.bpf.c, "count_drop"), measured by the kernel
-# (kernel.bpf_stats_enabled=1) while udpflood sends to a closed UDP port on loopback, against
+# Cost per event of the drop program (bpf/drops.bpf.c: "count_drop", with all optional labels
+# "count_drop_fni"), measured by the kernel (kernel.bpf_stats_enabled=1) while udpflood sends
+# to a closed UDP port on loopback, against
 # an empty tp_btf/kfree_skb program (the floor: tests/bench/floor.bpf.c). Variants run one at a
 # time, in interleaved rounds, and each is the only program we attach to kfree_skb. The
 # exporter's figures come from its own /metrics (netstack_bpf_program_*), so they also check
@@ -59,6 +60,7 @@ fi
 
 TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
 FLOOR_CMD=("$FLOOR")
+declare -A PROG=([default]=count_drop [all]=count_drop_fni [compat]=count_drop_compat)
 STATS_BEFORE=$(cat "$STATS")
 PID= # the variant currently attached
 FLOOD_PID=

@@ -163,7 +163,7 @@ INO_A=$(netns_inode "$NS_A")
 for read in auto false; do
 	if start_exporter --config "$(config "netns-$read" 'labels = reason,family,protocol,netns' \
 		'max_series = 4096' "direct_read = $read")"; then
-		want_prog=count_drop
+		want_prog=count_drop_n # the program for the netns label set
 		[ "$read" = false ] && want_prog=count_drop_compat
 		check "direct_read=$read: program $want_prog attached" \
 			grep -q "attached $want_prog to" "$EXPORTER_LOG"

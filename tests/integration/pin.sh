@@ -58,7 +58,7 @@ run "$TMP/run1.log" || {
 	not_ok "exporter starts with pin_path"
 	finish
 }
-check "maps, links and settings pinned" test -e "$PIN/drops/map_skb_drops" -a -e "$PIN/drops/link_count_drop" -a -e "$PIN/drops/rodata"
+check "maps, links and settings pinned" test -e "$PIN/drops/map_skb_drops" -a -e "$PIN/drops/link_count_drop_n" -a -e "$PIN/drops/rodata"
 drop 100
 equal_soon "first run, 100 drops"
 
@@ -79,7 +79,7 @@ equal_soon "restarted exporter counts on, once"
 kill "$PID"
 wait "$PID"
 check_eq "SIGTERM: exit 0" 0 "$?"
-check "SIGTERM keeps the pins" test -e "$PIN/drops/link_count_drop"
+check "SIGTERM keeps the pins" test -e "$PIN/drops/link_count_drop_n"
 drop 10
 run "$TMP/run3.log" && equal_soon "after SIGTERM, drops while down, restart"
 

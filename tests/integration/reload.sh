@@ -78,7 +78,7 @@ hup
 drop 5
 curl -sf "$EXPORTER_URL/metrics" >"$TMP/s2.prom"
 check_eq "drops re-enabled" 1 "$(fsum "$TMP/s2.prom" '^netstack_collector_up\{collector="drops"\}$')"
-check_eq "drops attached again: one count_drop program" 1 "$(programs_of "$EXPORTER_PID" count_drop)"
+check_eq "drops attached again: one count_drop_n program (netns label)" 1 "$(programs_of "$EXPORTER_PID" count_drop_n)"
 check "drops series now carry netns" grep -q '^netstack_skb_drops_total{reason="NO_SOCKET",.*netns="' "$TMP/s2.prom"
 check "rtt unchanged section: not restarted" bash -c "[ \$(grep -c 'collector rtt' '$EXPORTER_LOG') -eq 1 ]"
 
