@@ -10,6 +10,7 @@
 #include <bpf/bpf_core_read.h>
 #include "drops.h"
 #include "maps.bpf.h"
+#include "sample.bpf.h"
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
@@ -131,6 +132,7 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	if (reason == SKB_NOT_DROPPED_YET || reason == reason_consumed)
 		return 0;
 	classify(skb, &family, &proto, direct);
+	sample_drop(skb, location, reason);
 
 	if (!label_mask && reason < nr_reasons) {
 		array_add(&skb_drops_by_reason, DROP_INDEX(reason, family, proto), 1);

@@ -14,6 +14,7 @@
 #include <bpf/bpf_endian.h>
 #include "retrans.h"
 #include "maps.bpf.h"
+#include "sample.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -85,6 +86,7 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 	__u32 slot;
 	bool ok = true;
 
+	sample_retrans(sk, &sk->__sk_common, RT_KIND_RETRANSMIT);
 	if (err) {
 		ok &= add(sk, RT_FAILURES(family), 1, netns);
 		/*
@@ -119,6 +121,7 @@ static __always_inline void record_synack(const struct sock *sk, const struct re
 	/* A listener retransmits for a request socket; a Fast Open child is the connection. */
 	if (state == TCP_LISTEN)
 		state = req->__req_common.skc_state;
+	sample_retrans(sk, &req->__req_common, RT_KIND_SYNACK);
 	slot = RT_PACKETS(RT_KIND_SYNACK, family, clamp_state(state));
 	ok &= add(sk, slot, 1, netns);
 	ok &= add(sk, slot + 1, 1, netns);

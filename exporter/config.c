@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "config.h"
+#include "events.h"
 
 #define COLLECTOR_PREFIX "collector."
 
@@ -26,6 +27,7 @@ void config_defaults(struct config *c)
 	c->max_request = 16384;
 	c->drop_caps = true;
 	c->log_level = LOG_INFO;
+	events_reset();
 	for (struct collector *const *p = collectors; *p; p++) {
 		(*p)->enabled = (*p)->default_enabled;
 		if ((*p)->reset)
@@ -206,7 +208,7 @@ struct parse_state {
 static bool known_section(const char *s)
 {
 	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security") ||
-	    !strcmp(s, "labels"))
+	    !strcmp(s, "labels") || !strcmp(s, "sampling"))
 		return true;
 	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
@@ -276,6 +278,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 			ret = set_string(c->node, sizeof(c->node), val, msg, sizeof(msg));
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [labels]", key);
+	} else if (!strcmp(section, "sampling")) {
+		ret = events_set(key, val, msg, sizeof(msg));
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);

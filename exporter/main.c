@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "config.h"
+#include "events.h"
 #include "http.h"
 #include "log.h"
 #include "privs.h"
@@ -169,6 +170,10 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (events_start()) {
+		exit_code = 1;
+		goto out;
+	}
 	if (http_start(&cfg)) {
 		exit_code = 1;
 		goto out;
@@ -183,6 +188,7 @@ int main(int argc, char **argv)
 	log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	http_stop();
 out:
+	events_stop();
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->up)
 			(*p)->stop();

@@ -11,6 +11,7 @@
 #include "collector.h"
 #include "config.h"
 #include "drops.h"
+#include "../events.h" /* before the skeleton: struct sample_config */
 #include "drops.skel.h"
 #include "kernel.h"
 #include "log.h"
@@ -167,6 +168,9 @@ static int drops_start(void)
 	array_size = DROP_INDEX(reasons.max + 1, 0, 0);
 	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason, array_size);
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
+	err = events_prepare(skel->obj, EV_DROP, (struct sample_config *)&skel->rodata->sample_cfg);
+	if (err)
+		goto cleanup;
 
 	err = drops_bpf__load(skel);
 	if (err) {
@@ -178,6 +182,7 @@ static int drops_start(void)
 		log_error("drops: cannot attach to tp_btf/kfree_skb: %s", strerror(-err));
 		goto cleanup;
 	}
+	events_loaded(skel->obj, EV_DROP);
 	err = percpu_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
 				 sizeof(uint32_t), array_size);
 	if (!err)

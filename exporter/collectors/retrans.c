@@ -13,6 +13,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "retrans.h"
+#include "../events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
 #include "scrape.h"
 
@@ -152,6 +153,10 @@ static int retrans_start(void)
 		bpf_program__set_autoload(prog,
 					  prog == retransmit || (synack && prog == synack_prog));
 	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
+	err = events_prepare(skel->obj, EV_RETRANS,
+			     (struct sample_config *)&skel->rodata->sample_cfg);
+	if (err)
+		goto cleanup;
 
 	err = retrans_bpf__load(skel);
 	if (err) {
@@ -165,6 +170,7 @@ static int retrans_start(void)
 			  strerror(-err));
 		goto cleanup;
 	}
+	events_loaded(skel->obj, EV_RETRANS);
 	err = percpu_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits),
 				 sizeof(uint32_t), RT_NR_SLOTS);
 	if (!err)

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "log.h"
 #include "rtt.h"
+#include "../events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
 #include "scrape.h"
 
@@ -209,10 +210,11 @@ static void rtt_stop(void)
 static int open_and_load(bool with_iter)
 {
 	bool netns = cfg.label_mask & RTT_LABEL_NETNS;
+	int err;
 
 	skel = rtt_bpf__open();
 	if (!skel) {
-		int err = -errno;
+		err = -errno;
 
 		log_error("rtt: cannot open BPF object: %s", strerror(-err));
 		return err;
@@ -227,7 +229,8 @@ static int open_and_load(bool with_iter)
 	bpf_map__set_max_entries(skel->maps.tcp_rtt, netns ? cfg.max_series : 1);
 	bpf_map__set_max_entries(skel->maps.tcp_rtt_buckets,
 				 netns ? cfg.max_series * RTT_NR_BUCKETS : 1);
-	return rtt_bpf__load(skel);
+	err = events_prepare(skel->obj, EV_RTT, (struct sample_config *)&skel->rodata->sample_cfg);
+	return err ? err : rtt_bpf__load(skel);
 }
 
 /* One network namespace for the start-up pass. */
@@ -542,6 +545,7 @@ static int rtt_start(void)
 		log_error("rtt: cannot attach sockops to cgroup %s: %s", cgroup, strerror(-err));
 		goto cleanup;
 	}
+	events_loaded(skel->obj, EV_RTT);
 	err = percpu_reader_init(&by_family, bpf_map__fd(skel->maps.tcp_rtt_by_family),
 				 sizeof(uint32_t), RTT_ARRAY_SIZE);
 	if (!err)
