@@ -23,6 +23,9 @@
 #define HTML_EVENTS 20	    /* latest events on the landing page */
 #define EXEMPLAR_SERIES 256 /* drop series remembered for exemplars */
 
+/* The layout is shared with the BPF side; a change of size is a new version. */
+_Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuzz corpus");
+
 static const char *const type_names[EV_NR_TYPES] = { "none", "drop", "retrans", "rtt" };
 
 static struct {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "events_http.h"
 #include "http.h"
 #include "log.h"
 #include "version.h"
@@ -128,6 +129,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		return serve_landing(conn);
 	if (!strcmp(url, "/healthz"))
 		return send_text(conn, MHD_HTTP_OK, "ok\n");
+	if (!strcmp(url, "/events") || !strncmp(url, "/events/", 8))
+		return events_http(conn, url);
 	return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 

@@ -229,6 +229,27 @@ static int cmp_row(const void *a, const void *b)
 	return strcmp(x->ifname, y->ifname);
 }
 
+/* The value, with the latest sampled event of the series as exemplar (OpenMetrics only). */
+static void render_value(struct expo *e, const struct labels *l, const struct row *r)
+{
+	unsigned m = cfg.label_mask;
+	struct labels ex = { 0 };
+	char buf[128];
+	double t;
+
+	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
+	    ((m & DROP_LABEL_FUNCTION) && !r->function) ||
+	    !events_drop_exemplar(r->reason, r->family, r->proto,
+				  m & DROP_LABEL_FUNCTION ? r->function : NULL,
+				  m & DROP_LABEL_NETNS ? r->netns : 0,
+				  m & DROP_LABEL_INTERFACE ? r->ifname : NULL, &ex, buf, sizeof(buf),
+				  &t)) {
+		expo_u64(e, l, r->value);
+		return;
+	}
+	expo_u64_exemplar(e, l, r->value, &ex, 1, t);
+}
+
 static void render_row(struct expo *e, const struct row *r)
 {
 	char reason_buf[32], netns_buf[16], addr_buf[24];
@@ -261,7 +282,7 @@ static void render_row(struct expo *e, const struct row *r)
 	}
 	if (cfg.label_mask & DROP_LABEL_INTERFACE)
 		labels_add(&l, "interface", r->overflow ? OVERFLOW_LABEL : r->ifname);
-	expo_u64(e, &l, r->value);
+	render_value(e, &l, r);
 }
 
 static int drops_collect(struct expo *e)
