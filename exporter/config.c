@@ -12,7 +12,6 @@
 
 #include "collector.h"
 #include "config.h"
-#include "events.h"
 
 #define COLLECTOR_PREFIX "collector."
 
@@ -27,7 +26,7 @@ void config_defaults(struct config *c)
 	c->max_request = 16384;
 	c->drop_caps = true;
 	c->log_level = LOG_INFO;
-	events_reset();
+	events_defaults(&c->sampling);
 	for (struct collector *const *p = collectors; *p; p++) {
 		(*p)->enabled = (*p)->default_enabled;
 		if ((*p)->reset)
@@ -279,7 +278,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [labels]", key);
 	} else if (!strcmp(section, "sampling")) {
-		ret = events_set(key, val, msg, sizeof(msg));
+		ret = events_set(&c->sampling, key, val, msg, sizeof(msg));
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "events.h"
 #include "log.h"
 
 struct config {
@@ -19,6 +20,7 @@ struct config {
 	char user[64];		  /* [security] user: switch to it after start-up */
 	char node[128];		  /* [labels] node: a node="..." label on every series */
 	enum log_level log_level; /* [log] level */
+	struct sampling_config sampling; /* [sampling] */
 };
 
 /* Built-in defaults, also resets every collector's options and enabled flag. */

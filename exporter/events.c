@@ -28,16 +28,7 @@ _Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuz
 
 static const char *const type_names[EV_NR_TYPES] = { "none", "drop", "retrans", "rtt" };
 
-static struct {
-	unsigned rate[EV_NR_TYPES];
-	unsigned max_per_second[EV_NR_TYPES];
-	unsigned burst[EV_NR_TYPES];
-	unsigned min_rtt_us;
-	unsigned ring_bytes;
-	unsigned max_events;
-	bool to_stdout;
-	unsigned stdout_per_second;
-} cfg;
+static struct sampling_config cfg;
 
 static int ring_fd = -1;
 static int stats_fd[EV_NR_TYPES] = { -1, -1, -1, -1 };
@@ -56,17 +47,22 @@ static struct mbuf line;
 static double stdout_tat;
 static uint64_t stdout_suppressed;
 
-void events_reset(void)
+void events_defaults(struct sampling_config *c)
 {
-	memset(&cfg, 0, sizeof(cfg));
+	memset(c, 0, sizeof(*c));
 	for (int t = 1; t < EV_NR_TYPES; t++) {
-		cfg.max_per_second[t] = 100;
-		cfg.burst[t] = 100;
+		c->max_per_second[t] = 100;
+		c->burst[t] = 100;
 	}
-	cfg.min_rtt_us = 10000;
-	cfg.ring_bytes = 256 * 1024;
-	cfg.max_events = 1000;
-	cfg.stdout_per_second = 100;
+	c->min_rtt_us = 10000;
+	c->ring_bytes = 256 * 1024;
+	c->max_events = 1000;
+	c->stdout_per_second = 100;
+}
+
+void events_configure(const struct sampling_config *c)
+{
+	cfg = *c;
 }
 
 const char *event_type_name(unsigned type)
@@ -74,7 +70,8 @@ const char *event_type_name(unsigned type)
 	return type < EV_NR_TYPES ? type_names[type] : "unknown";
 }
 
-int events_set(const char *key, const char *value, char *err, size_t errlen)
+int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
+	       size_t errlen)
 {
 	for (int t = 1; t < EV_NR_TYPES; t++) {
 		size_t n = strlen(type_names[t]);
@@ -82,20 +79,20 @@ int events_set(const char *key, const char *value, char *err, size_t errlen)
 		if (strncmp(key, type_names[t], n) || key[n] != '_')
 			continue;
 		if (!strcmp(key + n + 1, "sample_rate"))
-			return parse_uint(value, 0, 1000000000, &cfg.rate[t], err, errlen);
+			return parse_uint(value, 0, 1000000000, &c->rate[t], err, errlen);
 		if (!strcmp(key + n + 1, "max_events_per_second"))
-			return parse_uint(value, 0, 1000000, &cfg.max_per_second[t], err, errlen);
+			return parse_uint(value, 0, 1000000, &c->max_per_second[t], err, errlen);
 		if (!strcmp(key + n + 1, "burst"))
-			return parse_uint(value, 0, 1000000, &cfg.burst[t], err, errlen);
+			return parse_uint(value, 0, 1000000, &c->burst[t], err, errlen);
 	}
 	if (!strcmp(key, "min_rtt_us"))
-		return parse_uint(value, 0, 60000000, &cfg.min_rtt_us, err, errlen);
+		return parse_uint(value, 0, 60000000, &c->min_rtt_us, err, errlen);
 	if (!strcmp(key, "max_events"))
-		return parse_uint(value, 1, 1000000, &cfg.max_events, err, errlen);
+		return parse_uint(value, 1, 1000000, &c->max_events, err, errlen);
 	if (!strcmp(key, "stdout"))
-		return parse_bool(value, &cfg.to_stdout, err, errlen);
+		return parse_bool(value, &c->to_stdout, err, errlen);
 	if (!strcmp(key, "stdout_max_per_second"))
-		return parse_uint(value, 1, 1000000, &cfg.stdout_per_second, err, errlen);
+		return parse_uint(value, 1, 1000000, &c->stdout_per_second, err, errlen);
 	if (!strcmp(key, "ring_buffer_bytes")) {
 		unsigned v;
 
@@ -106,7 +103,7 @@ int events_set(const char *key, const char *value, char *err, size_t errlen)
 			snprintf(err, errlen, "expected a power of two from 4096, got '%s'", value);
 			return -1;
 		}
-		cfg.ring_bytes = v;
+		c->ring_bytes = v;
 		return 0;
 	}
 	snprintf(err, errlen, "unknown key '%s' in [sampling]", key);
@@ -277,14 +274,12 @@ void events_add(const struct event *ev, double unix_time)
 
 	pthread_mutex_lock(&lock);
 	if (!store) {
-		store = calloc(cfg.max_events ? cfg.max_events : 1, sizeof(*store));
+		store = calloc(cfg.max_events, sizeof(*store));
 		if (!store) {
 			pthread_mutex_unlock(&lock);
 			return;
 		}
 	}
-	if (!cfg.max_events)
-		cfg.max_events = 1; /* events_reset() never ran (the fuzzer) */
 	r = &store[store_head];
 	store_head = (store_head + 1) % cfg.max_events;
 	if (store_n < cfg.max_events)
@@ -570,9 +565,7 @@ static bool matches(const struct event_rec *r, const struct event_filter *f)
 /* The i-th stored event, oldest first. Lock held. */
 static const struct event_rec *stored(size_t i)
 {
-	size_t cap = cfg.max_events ? cfg.max_events : 1;
-
-	return &store[(store_head + cap - store_n + i) % cap];
+	return &store[(store_head + cfg.max_events - store_n + i) % cfg.max_events];
 }
 
 void events_json_lines(struct mbuf *m, const struct event_filter *f)

@@ -30,10 +30,25 @@ struct event_rec {
 	char state[24]; /* TCP state name (retransmits) */
 };
 
+/* [sampling], indexed by enum event_type where per type. */
+struct sampling_config {
+	unsigned rate[EV_NR_TYPES];	      /* <type>_sample_rate: 1 in N, 0 off */
+	unsigned max_per_second[EV_NR_TYPES]; /* <type>_max_events_per_second per CPU, 0 no cap */
+	unsigned burst[EV_NR_TYPES];	      /* <type>_burst */
+	unsigned min_rtt_us;
+	unsigned ring_bytes; /* ring_buffer_bytes */
+	unsigned max_events; /* events kept for /events */
+	bool to_stdout;	     /* stdout */
+	unsigned stdout_per_second;
+};
+
 /* Built-in defaults of [sampling]. */
-void events_reset(void);
+void events_defaults(struct sampling_config *c);
 /* One [sampling] key; 0 or -1 with err set. */
-int events_set(const char *key, const char *value, char *err, size_t errlen);
+int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
+	       size_t errlen);
+/* The configuration to run with (copied), before any collector starts. */
+void events_configure(const struct sampling_config *c);
 
 /*
  * Called by a collector between open and load: fills the object's sample_cfg for type and,

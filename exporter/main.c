@@ -154,6 +154,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	events_configure(&cfg.sampling);
 	for (struct collector *const *p = collectors; *p; p++) {
 		struct collector *c = *p;
 

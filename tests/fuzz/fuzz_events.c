@@ -20,10 +20,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	double t;
 
 	if (!ready) {
-		events_reset();
+		struct sampling_config c;
+
+		events_defaults(&c);
 		/* A small store keeps every run's output short, so runs stay fast. */
-		if (events_set("max_events", "8", buf, sizeof(buf)))
+		if (events_set(&c, "max_events", "8", buf, sizeof(buf)))
 			abort();
+		events_configure(&c);
 		ready = true;
 	}
 	if (event_decode(data, size, &ev))
