@@ -126,7 +126,8 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 	}
 	sc->min_rtt_us = cfg.min_rtt_us;
 	if (ring_fd < 0) {
-		ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, cfg.ring_bytes, NULL);
+		ring_fd =
+			bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, cfg.ring_bytes, NULL);
 		if (ring_fd < 0) {
 			log_error("sampling: cannot create a %u-byte ring buffer: %s",
 				  cfg.ring_bytes, strerror(errno));
@@ -318,8 +319,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	/* Monotonic to wall clock, at the time of reading (events are at most a poll old). */
-	events_add(&ev, clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC) +
-				ev.ts_ns / 1e9);
+	events_add(&ev,
+		   clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC) + ev.ts_ns / 1e9);
 	return 0;
 }
 
@@ -463,8 +464,9 @@ static const char *proto_name(unsigned p)
 
 static void tcp_flags(char *buf, unsigned f)
 {
-	static const char *const names[8] = { "FIN", "SYN", "RST", "PSH",
-					      "ACK", "URG", "ECE", "CWR" };
+	static const char *const names[8] = {
+		"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"
+	};
 
 	buf[0] = 0;
 	for (int i = 0; i < 8; i++)
@@ -656,11 +658,11 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 
 		if (!x->seq || x->ev.drop.reason != reason || x->ev.flow.family != fam[family])
 			continue;
-		if (proto == PROTO_OTHER ? x->ev.flow.proto == IPPROTO_TCP ||
-						   x->ev.flow.proto == IPPROTO_UDP ||
-						   x->ev.flow.proto == IPPROTO_ICMP ||
-						   x->ev.flow.proto == IPPROTO_ICMPV6
-					 : x->ev.flow.proto != prot[proto])
+		if (proto == PROTO_OTHER
+			    ? x->ev.flow.proto == IPPROTO_TCP || x->ev.flow.proto == IPPROTO_UDP ||
+				      x->ev.flow.proto == IPPROTO_ICMP ||
+				      x->ev.flow.proto == IPPROTO_ICMPV6
+			    : x->ev.flow.proto != prot[proto])
 			continue;
 		if ((netns && x->ev.netns != netns) || (ifname && strcmp(ifname, x->ifname)) ||
 		    (function && (strlen(function) != fl || memcmp(function, x->function, fl))))

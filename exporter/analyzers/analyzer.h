@@ -11,12 +11,12 @@
 #include "../events.h"
 
 struct analyzer {
-	const char *name; /* key of its list in /events/top */
+	const char *name;  /* key of its list in /events/top */
 	int (*init)(void); /* before privileges are dropped (kallsyms); optional */
 	void (*entry[EV_NR_TYPES])(struct event_rec *r);
 	void (*top_json)(struct mbuf *m, double now); /* a JSON array */
 	void (*top_html)(struct mbuf *m, double now); /* <h2> and a table */
-	void (*reset)(void);			       /* free everything */
+	void (*reset)(void);			      /* free everything */
 };
 
 extern const struct analyzer *const analyzers[]; /* NULL-terminated */
@@ -34,7 +34,7 @@ extern const struct analyzer *const analyzers[]; /* NULL-terminated */
 
 struct topk_entry {
 	unsigned char key[TOPK_KEY];
-	struct event_rec last; /* the latest event with this key */
+	struct event_rec last;	  /* the latest event with this key */
 	int64_t slot[TOPK_SLOTS]; /* the slot number each counter belongs to */
 	uint32_t count[TOPK_SLOTS];
 	uint32_t max[TOPK_SLOTS];

@@ -87,9 +87,10 @@ static int drop_init(void)
 		err = ksyms_load(&ksyms, "/proc/kallsyms");
 		have_ksyms = !err;
 		if (err)
-			log_warn("sampling: cannot read /proc/kallsyms (%s): drop locations will be "
-				 "addresses",
-				 strerror(-err));
+			log_warn(
+				"sampling: cannot read /proc/kallsyms (%s): drop locations will be "
+				"addresses",
+				strerror(-err));
 	}
 	if (!stat("/proc/self/ns/net", &st))
 		own_netns = st.st_ino;
