@@ -35,7 +35,7 @@ static int stats_fd[EV_NR_TYPES] = { -1, -1, -1, -1 };
 static struct ring_buffer *rb;
 static pthread_t thread;
 static volatile bool running;
-static bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout;
+static bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write;
 
 /* The store, the exemplar table and the analyzers' state, shared with the HTTP thread. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -262,11 +262,19 @@ static void log_stdout(const struct event_rec *r)
 		return;
 	}
 	stdout_tat += interval;
-	mbuf_reset(&line);
 	event_json(&line, r);
 	mbuf_puts(&line, "\n");
-	if (!line.oom)
-		fwrite(line.data, 1, line.len, stdout);
+}
+
+/* Whole lines in one write(2): never interleaved with the log on stderr, even in one file. */
+static void flush_stdout(void)
+{
+	pthread_mutex_lock(&lock);
+	if (line.len && !line.oom && write(STDOUT_FILENO, line.data, line.len) < 0)
+		log_once(logged_write, LOG_WARN, "sampling: cannot write events to stdout: %s",
+			 strerror(errno));
+	mbuf_reset(&line);
+	pthread_mutex_unlock(&lock);
 }
 
 void events_add(const struct event *ev, double unix_time)
@@ -336,11 +344,11 @@ static void *consume(void *arg)
 			log_error("sampling: reading the ring buffer failed: %s", strerror(-n));
 			break;
 		}
+		if (cfg.to_stdout)
+			flush_stdout();
 		if (time(NULL) != last) {
 			last = time(NULL);
 			check_losses();
-			if (cfg.to_stdout)
-				fflush(stdout);
 		}
 	}
 	return NULL;
