@@ -88,6 +88,14 @@ cat >"$TMP/all.ini" <<EOF
 labels = reason,family,protocol,function,netns,interface
 EOF
 
+# ---- sampled events (README "Sampled events"): 1 in 1000 and every event, default cap ----
+VARIANTS+=(sample1000 sample1)
+TITLE+=([sample1000]="sampling 1/1000" [sample1]="sampling 1/1, cap")
+PROG+=([sample1000]=count_drop [sample1]=count_drop)
+printf '[sampling]\ndrop_sample_rate = 1000\n' >"$TMP/sample1000.ini"
+printf '[sampling]\ndrop_sample_rate = 1\n' >"$TMP/sample1.ini"
+# ---- end of sampled events ----
+
 
 
 now() { date +%s.%N; }
@@ -141,7 +149,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 
 declare -A TARGET=([default]=$TARGET_DEFAULT [all]=$TARGET_ALL)
+TARGET[sample1000]=$(awk -v t=$TARGET_DEFAULT 'BEGIN { print t * 1.1 }') # sampling: +10 % at most
 print_table datagrams/s
+read -r d _ < <(median default 2)
+read -r s1k _ < <(median sample1000 2)
+[ -n "${d:-}" ] && [ -n "${s1k:-}" ] && awk -v d="$d" -v s="$s1k" \
+	'BEGIN { printf "sampling 1/1000 vs default: %+.1f %% (target <= +10 %%)\n", (s / d - 1) * 100 }'
 echo "ns/event: kernel run_time_ns / run_cnt (median over rounds; bpf_stats' own clock reads"
 echo "are in every figure, the floor included). datagrams/s: what udpflood sent (secondary)."
 if [ "$SHARED" = 1 ]; then
