@@ -239,11 +239,10 @@ static void render_value(struct expo *e, const struct labels *l, const struct ro
 
 	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
 	    ((m & DROP_LABEL_FUNCTION) && !r->function) ||
-	    !events_drop_exemplar(r->reason, r->family, r->proto,
-				  m & DROP_LABEL_FUNCTION ? r->function : NULL,
-				  m & DROP_LABEL_NETNS ? r->netns : 0,
-				  m & DROP_LABEL_INTERFACE ? r->ifname : NULL, &ex, buf, sizeof(buf),
-				  &t)) {
+	    !events_drop_exemplar(
+		    r->reason, r->family, r->proto, m & DROP_LABEL_FUNCTION ? r->function : NULL,
+		    m & DROP_LABEL_NETNS ? r->netns : 0,
+		    m & DROP_LABEL_INTERFACE ? r->ifname : NULL, &ex, buf, sizeof(buf), &t)) {
 		expo_u64(e, l, r->value);
 		return;
 	}

@@ -594,7 +594,8 @@ static void test_sampling(void)
 	CHECK(c.sampling.rate[EV_DROP] == 1 && c.sampling.rate[EV_RETRANS] == 10 &&
 	      c.sampling.rate[EV_RTT] == 1000);
 	CHECK(c.sampling.max_per_second[EV_DROP] == 0 && c.sampling.burst[EV_DROP] == 5 &&
-	      c.sampling.max_per_second[EV_RTT] == 7 && c.sampling.max_per_second[EV_RETRANS] == 100);
+	      c.sampling.max_per_second[EV_RTT] == 7 &&
+	      c.sampling.max_per_second[EV_RETRANS] == 100);
 	CHECK(c.sampling.min_rtt_us == 50000 && c.sampling.ring_bytes == 1048576);
 	CHECK(c.sampling.max_events == 20 && c.sampling.to_stdout &&
 	      c.sampling.stdout_per_second == 3);
@@ -610,8 +611,7 @@ static void test_sampling(void)
 		     "'1024'");
 	EXPECT_ERROR("[sampling]\nmax_events = 0\n", 2,
 		     "max_events: expected a whole number from 1 to 1000000, got '0'");
-	EXPECT_ERROR("[sampling]\nstdout = yes\n", 2,
-		     "stdout: expected true or false, got 'yes'");
+	EXPECT_ERROR("[sampling]\nstdout = yes\n", 2, "stdout: expected true or false, got 'yes'");
 	EXPECT_ERROR("[sampling]\ndrops_sample_rate = 1\n", 2,
 		     "drops_sample_rate: unknown key 'drops_sample_rate' in [sampling]");
 	EXPECT_ERROR("[sampling]\ndrop_rate = 1\n", 2,

@@ -583,7 +583,8 @@ static void test_exemplar(void)
 	expo_init(&e, &b, FORMAT_PROMETHEUS);
 	expo_family(&e, "d_total", METRIC_COUNTER, "h");
 	expo_u64_exemplar(&e, &l, 7, &ex, 1, 1700000000.5);
-	CHECK_STR(b.data, "# HELP d_total h\n# TYPE d_total counter\nd_total{reason=\"NO_SOCKET\"} 7\n");
+	CHECK_STR(b.data,
+		  "# HELP d_total h\n# TYPE d_total counter\nd_total{reason=\"NO_SOCKET\"} 7\n");
 	mbuf_free(&b);
 }
 
