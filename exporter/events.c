@@ -631,7 +631,10 @@ void events_status_html(struct mbuf *m)
 		flow_html(m, &r->ev);
 		mbuf_puts(m, "<td>");
 		if (r->ev.type == EV_DROP) {
-			html_escape(m, r->reason ? r->reason : "?");
+			if (r->reason)
+				html_escape(m, r->reason);
+			else
+				mbuf_printf(m, "%u", r->ev.drop.reason);
 			mbuf_puts(m, " at ");
 			html_escape(m, r->function);
 		} else if (r->ev.type == EV_RETRANS) {
