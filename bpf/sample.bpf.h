@@ -92,6 +92,14 @@ static __always_inline struct event *sample_begin(__u16 type)
 	return e;
 }
 
+/* A wakeup per event would cost more than the event: wake the reader when it has a backlog. */
+static __always_inline void sample_submit(struct event *e)
+{
+	bool wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= sample_cfg.wakeup_bytes;
+
+	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
 /* Ports and TCP flags at l4 (the first 14 bytes of a TCP or UDP header). */
 static __always_inline void sample_l4(struct event_flow *f, const unsigned char *l4)
 {
@@ -166,7 +174,7 @@ static __always_inline void sample_drop(struct sk_buff *skb, void *location, __u
 		e->netns = sk->__sk_common.skc_net.net->ns.inum;
 	}
 	sample_headers(&e->flow, skb);
-	bpf_ringbuf_submit(e, 0);
+	sample_submit(e);
 }
 
 /* The 4-tuple of a socket (or request socket) into f. */
@@ -208,7 +216,7 @@ static __always_inline void sample_retrans(const struct sock *sk, const struct s
 		e->retrans.srtt_us = tp->srtt_us >> 3;
 		e->retrans.cwnd = tp->snd_cwnd;
 	}
-	bpf_ringbuf_submit(e, 0);
+	sample_submit(e);
 }
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
@@ -252,7 +260,7 @@ static __always_inline void sample_rtt(struct bpf_sock_ops *skops)
 		kctx = bpf_cast_to_kern_ctx(skops);
 		e->netns = kctx->sk->__sk_common.skc_net.net->ns.inum;
 	}
-	bpf_ringbuf_submit(e, 0);
+	sample_submit(e);
 }
 
 #endif

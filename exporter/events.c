@@ -125,6 +125,7 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 		sc->burst_ns = sc->interval_ns * cfg.burst[type];
 	}
 	sc->min_rtt_us = cfg.min_rtt_us;
+	sc->wakeup_bytes = cfg.ring_bytes / 4;
 	if (ring_fd < 0) {
 		ring_fd =
 			bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, cfg.ring_bytes, NULL);
@@ -338,7 +339,11 @@ static void *consume(void *arg)
 
 	(void)arg;
 	while (running) {
-		int n = ring_buffer__poll(rb, 200);
+		/* Woken for a backlog, else every 100 ms: the kernel spares per-event wakeups. */
+		int n = ring_buffer__poll(rb, 100);
+
+		if (n >= 0)
+			n = ring_buffer__consume(rb);
 
 		if (n < 0 && n != -EINTR) {
 			log_error("sampling: reading the ring buffer failed: %s", strerror(-n));
