@@ -57,14 +57,14 @@ struct event {
 
 /*
  * Per program object, set by user space before load (read-only data: with rate 0 the verifier
- * removes the sampling code). threshold: a 32-bit random number at most this is sampled
- * (UINT32_MAX / rate); interval_ns: 1 s / max_events_per_second, 0 for no cap; burst_ns: the
+ * removes the sampling code). gap_mod: the events skipped after a sample are uniform in
+ * [0, gap_mod) = [0, 2 * rate - 2], rate - 1 on average; interval_ns: 1 s / max_events_per_second, 0 for no cap; burst_ns: the
  * per-CPU bucket's depth as time (burst * interval_ns); wakeup_bytes: wake the reader only
  * once this much is waiting (it also reads every 100 ms), sparing a wakeup per event.
  */
 struct sample_config {
 	__u32 rate;
-	__u32 threshold;
+	__u32 gap_mod;
 	__u64 interval_ns;
 	__u64 burst_ns;
 	__u32 min_rtt_us;

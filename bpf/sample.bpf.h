@@ -3,7 +3,7 @@
  * Sampled events into one ring buffer shared by every collector's object (user space makes
  * each object reuse the same map). Off by default: sample_cfg is read-only data, so with
  * rate 0 the verifier drops everything behind the first test. When on: 1 in `rate` events
- * (a per-CPU xorshift), then a per-CPU token bucket (GCRA: one theoretical arrival time),
+ * (per CPU, random gaps averaging rate - 1 events), then a per-CPU token bucket (GCRA: one theoretical arrival time),
  * then the ring buffer; what the bucket refuses or the ring buffer has no room for is counted.
  */
 #ifndef NETSTACK_SAMPLE_BPF_H
@@ -31,8 +31,8 @@ struct {
 } events_stats SEC(".maps");
 
 struct sample_state {
-	__u64 tat; /* the token bucket's theoretical arrival time */
-	__u32 rng;
+	__u64 tat;  /* the token bucket's theoretical arrival time */
+	__u32 skip; /* events to let pass before the next sample */
 	__u32 pad;
 };
 
@@ -62,13 +62,12 @@ static __always_inline struct event *sample_begin(__u16 type)
 	st = bpf_map_lookup_elem(&events_state, &zero);
 	if (!st)
 		return NULL;
-	if (!st->rng)
-		st->rng = bpf_get_prandom_u32() | 1;
-	st->rng ^= st->rng << 13;
-	st->rng ^= st->rng >> 17;
-	st->rng ^= st->rng << 5;
-	if (st->rng > sample_cfg.threshold)
+	/* The common case is a countdown; a random gap, on average rate - 1, follows a sample. */
+	if (st->skip) {
+		st->skip--;
 		return NULL;
+	}
+	st->skip = bpf_get_prandom_u32() % sample_cfg.gap_mod;
 	now = bpf_ktime_get_ns();
 	if (sample_cfg.interval_ns) {
 		tat = st->tat > now ? st->tat : now;

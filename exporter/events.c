@@ -119,7 +119,7 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 	if (!rate || !map)
 		return 0;
 	sc->rate = rate;
-	sc->threshold = UINT32_MAX / rate;
+	sc->gap_mod = 2 * rate - 1;
 	if (cfg.max_per_second[type]) {
 		sc->interval_ns = 1000000000ull / cfg.max_per_second[type];
 		sc->burst_ns = sc->interval_ns * cfg.burst[type];
