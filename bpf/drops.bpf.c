@@ -131,8 +131,8 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 
 	if (reason == SKB_NOT_DROPPED_YET || reason == reason_consumed)
 		return 0;
-	classify(skb, &family, &proto, direct);
 	sample_drop(skb, location, reason);
+	classify(skb, &family, &proto, direct);
 
 	if (!label_mask && reason < nr_reasons) {
 		array_add(&skb_drops_by_reason, DROP_INDEX(reason, family, proto), 1);
