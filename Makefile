@@ -40,7 +40,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 METRICS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard metrics/*.c))
-EXPORTER_SRCS := $(wildcard exporter/*.c exporter/collectors/*.c)
+EXPORTER_SRCS := $(wildcard exporter/*.c exporter/collectors/*.c exporter/analyzers/*.c)
 EXPORTER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(EXPORTER_SRCS))
 LIB_OBJS := $(METRICS_OBJS) $(filter-out $(BUILD)/exporter/main.o,$(EXPORTER_OBJS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -172,7 +172,7 @@ vmlinux:
 
 format:
 	clang-format -i $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.[ch])) exporter/*.[ch] \
-		exporter/collectors/*.[ch] metrics/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
+		exporter/collectors/*.[ch] exporter/analyzers/*.[ch] metrics/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
 		tests/bench/*.bpf.c
 
 clean:

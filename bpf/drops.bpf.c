@@ -10,6 +10,7 @@
 #include <bpf/bpf_core_read.h>
 #include "drops.h"
 #include "maps.bpf.h"
+#include "sample.bpf.h"
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
@@ -154,6 +155,7 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	    (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_CONSUMED) &&
 	     reason == bpf_core_enum_value(enum skb_drop_reason, SKB_CONSUMED)))
 		return 0;
+	sample_drop(skb, location, reason);
 	classify(skb, &family, &proto, direct);
 
 	if (!labels && array_count(reason, family, proto))

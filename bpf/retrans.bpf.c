@@ -14,6 +14,7 @@
 #include <bpf/bpf_endian.h>
 #include "retrans.h"
 #include "maps.bpf.h"
+#include "sample.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -89,6 +90,7 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 	__u32 slot, slice = cpu_slice(RT_STRIDE);
 	bool ok = true;
 
+	sample_retrans(sk, &sk->__sk_common, RT_KIND_RETRANSMIT);
 	if (err) {
 		ok &= add(sk, slice, RT_FAILURES(family), 1, netns);
 		/*
@@ -123,6 +125,7 @@ static __always_inline void record_synack(const struct sock *sk, const struct re
 	/* A listener retransmits for a request socket; a Fast Open child is the connection. */
 	if (state == TCP_LISTEN)
 		state = req->__req_common.skc_state;
+	sample_retrans(sk, &req->__req_common, RT_KIND_SYNACK);
 	slot = RT_PACKETS(RT_KIND_SYNACK, family, clamp_state(state));
 	ok &= add(sk, slice, slot, 1, netns);
 	ok &= add(sk, slice, slot + 1, 1, netns);

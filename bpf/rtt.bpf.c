@@ -11,6 +11,7 @@
 #include "rtt.h"
 #include "bits.bpf.h"
 #include "maps.bpf.h"
+#include "sample.bpf.h"
 
 #define AF_INET6 10
 #define SOL_TCP 6
@@ -144,6 +145,7 @@ static __always_inline int handle(struct bpf_sock_ops *skops, const __u32 labels
 		netns = kctx->sk->__sk_common.skc_net.net->ns.inum;
 	}
 	record(labels, netns, family, RTT_KIND_SRTT, (srtt ? srtt : skops->srtt_us) >> 3);
+	sample_rtt(skops);
 	if ((labels & RTT_LABEL_KIND) && srtt)
 		record(labels, netns, family, RTT_KIND_SAMPLE, mrtt);
 	return 1;

@@ -30,6 +30,7 @@ void config_defaults(struct config *c)
 	c->drop_caps = true;
 	c->log_level = LOG_INFO;
 	pods_config_reset();
+	events_defaults(&c->sampling);
 	for (struct collector *const *p = collectors; *p; p++) {
 		(*p)->enabled = (*p)->default_enabled;
 		if ((*p)->reset)
@@ -294,7 +295,8 @@ struct parse_state {
 static bool known_section(const char *s)
 {
 	if (!strcmp(s, "web") || !strcmp(s, "log") || !strcmp(s, "security") ||
-	    !strcmp(s, "labels") || !strcmp(s, "pods") || !strcmp(s, "bpf"))
+	    !strcmp(s, "labels") || !strcmp(s, "pods") || !strcmp(s, "bpf") ||
+	    !strcmp(s, "sampling"))
 		return true;
 	return !strncmp(s, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) &&
 	       collector_find(s + strlen(COLLECTOR_PREFIX));
@@ -373,6 +375,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 			snprintf(msg, sizeof(msg), "expected an absolute path, got '%s'", val);
 		else
 			ret = set_string(c->pin_path, sizeof(c->pin_path), val, msg, sizeof(msg));
+	} else if (!strcmp(section, "sampling")) {
+		ret = events_set(&c->sampling, key, val, msg, sizeof(msg));
 	} else if (!strcmp(section, "log")) {
 		if (strcmp(key, "level"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [log]", key);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "events.h"
 #include "log.h"
 
 #define MAX_WEB_USERS 16
@@ -39,6 +40,7 @@ struct config {
 	enum log_level log_level; /* [log] level */
 	/* Per collector (registry order): fingerprint of its keys; 0 when the file sets none. */
 	uint64_t collector_hash[MAX_COLLECTORS];
+	struct sampling_config sampling; /* [sampling] */
 };
 
 /* Built-in defaults, also resets every collector's options and enabled flag. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "events_http.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -195,6 +196,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		return serve_landing(conn, &w->cfg);
 	if (!strcmp(url, "/healthz"))
 		return send_text(conn, MHD_HTTP_OK, "ok\n");
+	if (!strcmp(url, "/events") || !strncmp(url, "/events/", 8))
+		return events_http(conn, url);
 	return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 

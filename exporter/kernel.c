@@ -357,7 +357,7 @@ int ksyms_load(struct ksyms *k, const char *path)
 	return k->n ? 0 : -ENOENT;
 }
 
-const char *ksyms_lookup(const struct ksyms *k, uint64_t addr)
+const struct ksym *ksyms_find(const struct ksyms *k, uint64_t addr)
 {
 	size_t lo = 0, hi = k->n;
 
@@ -370,7 +370,14 @@ const char *ksyms_lookup(const struct ksyms *k, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo ? k->s[lo - 1].name : NULL;
+	return lo ? &k->s[lo - 1] : NULL;
+}
+
+const char *ksyms_lookup(const struct ksyms *k, uint64_t addr)
+{
+	const struct ksym *s = ksyms_find(k, addr);
+
+	return s ? s->name : NULL;
 }
 
 void ksyms_free(struct ksyms *k)

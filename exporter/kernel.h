@@ -66,6 +66,8 @@ struct ksyms {
 int ksyms_load(struct ksyms *k, const char *path);
 /* Function containing addr, or NULL. */
 const char *ksyms_lookup(const struct ksyms *k, uint64_t addr);
+/* Its symbol (name and start address, for function+0xoff), or NULL. */
+const struct ksym *ksyms_find(const struct ksyms *k, uint64_t addr);
 void ksyms_free(struct ksyms *k);
 
 #endif

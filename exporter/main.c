@@ -13,6 +13,7 @@
 
 #include "collector.h"
 #include "config.h"
+#include "events.h"
 #include "http.h"
 #include "log.h"
 #include "pods.h"
@@ -283,6 +284,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	events_configure(&cfg.sampling);
 	for (struct collector *const *p = collectors; *p; p++) {
 		struct collector *c = *p;
 
@@ -296,6 +298,10 @@ int main(int argc, char **argv)
 			exit_code = 1;
 			goto out;
 		}
+	}
+	if (events_start()) {
+		exit_code = 1;
+		goto out;
 	}
 	if (http_start(&cfg)) {
 		exit_code = 1;
@@ -325,6 +331,7 @@ int main(int argc, char **argv)
 out:
 	http_stop();
 	pods_stop();
+	events_stop();
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->up)
 			(*p)->stop();

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "events.h"
 #include "log.h"
 #include "pods.h"
 #include "version.h"
@@ -222,6 +223,7 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->enabled && (*p)->up)
 			render_collector(*p, &e);
+	events_collect(&e);
 
 	uname(&uts);
 	expo_family(&e, "netstack_exporter_build_info", METRIC_GAUGE,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The landing page: a status view for an operator behind `kubectl port-forward`. Drops by
- * reason with totals and recent rates (inline SVG bars), then the sampled events and the
- * analyzers' top lists. Server-rendered HTML, no scripts, no external assets.
+ * reason with totals and recent rates (inline SVG bars), then the analyzers' top lists and
+ * the latest sampled events. Server-rendered HTML, no scripts, no external assets.
  *
  * Rates need two readings: each view keeps one (at most one a second, last HISTORY kept), and
  * a rate is taken against the newest reading at least RATE_WINDOW seconds old (or the oldest
@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "collector.h"
+#include "events.h"
 #include "status.h"
 #include "version.h"
 
@@ -262,6 +263,7 @@ void status_page(struct mbuf *m, const char *metrics_path)
 		remember(&cur);
 	}
 	reading_clear(&cur);
+	events_status_html(m);
 	mbuf_puts(m, "</body></html>\n");
 }
 

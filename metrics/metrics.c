@@ -424,6 +424,42 @@ void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 	mbuf_write(e->out, p, num + sizeof(num) - p);
 }
 
+/* UTF-8 characters in s: bytes that do not continue a sequence. */
+static size_t runes(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const struct labels *ex,
+		       double ex_value, double ex_time)
+{
+	char num[NUM_MAX];
+	size_t len = 0;
+	bool first = true;
+
+	if (e->format != FORMAT_OPENMETRICS || !ex) {
+		expo_u64(e, l, v);
+		return;
+	}
+	for (int i = 0; i < ex->n && i < LABELS_MAX; i++)
+		len += runes(ex->name[i]) + runes(ex->value[i]);
+	if (len > EXEMPLAR_MAX_RUNES) {
+		expo_u64(e, l, v);
+		return;
+	}
+	write_name(e, NULL);
+	write_labels(e, l, NULL);
+	mbuf_printf(e->out, " %" PRIu64 " # ", v);
+	write_pairs(e->out, ex, &first);
+	mbuf_puts(e->out, first ? "{}" : "}");
+	fmt_double(num, ex_value, true);
+	mbuf_printf(e->out, " %s %.3f\n", num, ex_time);
+}
+
 void expo_double(struct expo *e, const struct labels *l, double v)
 {
 	char num[NUM_MAX];

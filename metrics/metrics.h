@@ -82,6 +82,14 @@ void expo_family(struct expo *e, const char *name, enum metric_type type, const 
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v);
 void expo_double(struct expo *e, const struct labels *l, double v);
 /*
+ * A counter sample with an exemplar (OpenMetrics only: labels, value and Unix time). The
+ * exemplar is left out in Prometheus text, when ex is NULL, or when its label names and values
+ * together exceed EXEMPLAR_MAX_RUNES characters (the OpenMetrics limit).
+ */
+#define EXEMPLAR_MAX_RUNES 128
+void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const struct labels *ex,
+		       double ex_value, double ex_time);
+/*
  * A histogram sample set: bounds[i] are upper bounds ascending (without +Inf), counts[i]
  * non-cumulative counts per bucket with counts[nbounds] the overflow bucket; rendered cumulative.
  */

@@ -142,3 +142,15 @@ veth_pair() {
 	ip -n "$1" link set "va$$" up
 	ip -n "$2" link set "vb$$" up
 }
+
+# stop_exporter: stop the running exporter now (its BPF programs detach) and neutralise its
+# exit cleanup, whose PID could otherwise belong to someone else by then.
+stop_exporter() {
+	local i cmd="kill $EXPORTER_PID; wait $EXPORTER_PID"
+
+	kill "$EXPORTER_PID" 2>/dev/null
+	wait "$EXPORTER_PID" 2>/dev/null
+	for i in "${!CLEANUPS[@]}"; do
+		[ "${CLEANUPS[i]}" = "$cmd" ] && CLEANUPS[i]=:
+	done
+}

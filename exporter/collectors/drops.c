@@ -11,6 +11,7 @@
 #include "collector.h"
 #include "config.h"
 #include "drops.h"
+#include "../events.h" /* before the skeleton: struct sample_config */
 #include "drops.skel.h"
 #include "kernel.h"
 #include "log.h"
@@ -187,7 +188,9 @@ static int drops_start(void)
 	array_size = DROP_INDEX(reasons.max, 0, 0);
 	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason, array_size);
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
-	err = pin_prepare(skel->skeleton, "drops");
+	err = events_prepare(skel->obj, EV_DROP, (struct sample_config *)&skel->rodata->sample_cfg);
+	if (!err)
+		err = pin_prepare(skel->skeleton, "drops");
 	if (err)
 		goto cleanup;
 
@@ -204,6 +207,7 @@ static int drops_start(void)
 	err = pin_commit(skel->skeleton, "drops");
 	if (err)
 		goto cleanup;
+	events_loaded(skel->obj, EV_DROP);
 	err = percpu_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
 				 sizeof(uint32_t), array_size);
 	if (!err)
@@ -249,6 +253,26 @@ static int cmp_row(const void *a, const void *b)
 	return strcmp(x->ifname, y->ifname);
 }
 
+/* The value, with the latest sampled event of the series as exemplar (OpenMetrics only). */
+static void render_value(struct expo *e, const struct labels *l, const struct row *r)
+{
+	unsigned m = cfg.label_mask;
+	struct labels ex = { 0 };
+	char buf[128];
+	double t;
+
+	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
+	    ((m & DROP_LABEL_FUNCTION) && !r->function) ||
+	    !events_drop_exemplar(
+		    r->reason, r->family, r->proto, m & DROP_LABEL_FUNCTION ? r->function : NULL,
+		    m & DROP_LABEL_NETNS ? r->netns : 0,
+		    m & DROP_LABEL_INTERFACE ? r->ifname : NULL, &ex, buf, sizeof(buf), &t)) {
+		expo_u64(e, l, r->value);
+		return;
+	}
+	expo_u64_exemplar(e, l, r->value, &ex, 1, t);
+}
+
 static void render_row(struct expo *e, const struct row *r)
 {
 	char reason_buf[32], netns_buf[16], addr_buf[24];
@@ -281,7 +305,7 @@ static void render_row(struct expo *e, const struct row *r)
 	}
 	if (cfg.label_mask & DROP_LABEL_INTERFACE)
 		labels_add(&l, "interface", r->overflow ? OVERFLOW_LABEL : r->ifname);
-	expo_u64(e, &l, r->value);
+	render_value(e, &l, r);
 }
 
 static int drops_collect(struct expo *e)

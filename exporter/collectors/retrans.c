@@ -14,6 +14,7 @@
 #include "log.h"
 #include "pin.h"
 #include "retrans.h"
+#include "../events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
 #include "scrape.h"
 
@@ -154,7 +155,10 @@ static int retrans_start(void)
 					  prog == retransmit || (synack && prog == synack_prog));
 	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
 	bpf_map__set_max_entries(skel->maps.tcp_retransmits, cpu_array_entries(RT_STRIDE));
-	err = pin_prepare(skel->skeleton, "retrans");
+	err = events_prepare(skel->obj, EV_RETRANS,
+			     (struct sample_config *)&skel->rodata->sample_cfg);
+	if (!err)
+		err = pin_prepare(skel->skeleton, "retrans");
 	if (err)
 		goto cleanup;
 
@@ -173,6 +177,7 @@ static int retrans_start(void)
 	err = pin_commit(skel->skeleton, "retrans");
 	if (err)
 		goto cleanup;
+	events_loaded(skel->obj, EV_RETRANS);
 	err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits), RT_NR_SLOTS,
 				    RT_STRIDE);
 	if (!err)

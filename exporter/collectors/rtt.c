@@ -23,6 +23,7 @@
 #include "log.h"
 #include "pin.h"
 #include "rtt.h"
+#include "../events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
 #include "scrape.h"
 
@@ -210,10 +211,11 @@ static void rtt_stop(void)
 static int open_and_load(bool with_iter)
 {
 	bool netns = cfg.label_mask & RTT_LABEL_NETNS;
+	int err;
 
 	skel = rtt_bpf__open();
 	if (!skel) {
-		int err = -errno;
+		err = -errno;
 
 		log_error("rtt: cannot open BPF object: %s", strerror(-err));
 		return err;
@@ -229,9 +231,10 @@ static int open_and_load(bool with_iter)
 	bpf_map__set_max_entries(skel->maps.tcp_rtt, netns ? cfg.max_series : 1);
 	bpf_map__set_max_entries(skel->maps.tcp_rtt_buckets,
 				 netns ? cfg.max_series * RTT_NR_BUCKETS : 1);
-	if (pin_prepare(skel->skeleton, "rtt"))
-		return -EINVAL;
-	return rtt_bpf__load(skel);
+	err = events_prepare(skel->obj, EV_RTT, (struct sample_config *)&skel->rodata->sample_cfg);
+	if (!err && pin_prepare(skel->skeleton, "rtt"))
+		err = -EINVAL;
+	return err ? err : rtt_bpf__load(skel);
 }
 
 /* One network namespace for the start-up pass. */
@@ -549,6 +552,7 @@ static int rtt_start(void)
 	err = pin_commit(skel->skeleton, "rtt");
 	if (err)
 		goto cleanup;
+	events_loaded(skel->obj, EV_RTT);
 	err = cpu_array_reader_init(&by_family, bpf_map__fd(skel->maps.tcp_rtt_by_family),
 				    RTT_ARRAY_SIZE, RTT_STRIDE);
 	if (!err)

@@ -22,18 +22,18 @@ EXPORTER=$BUILD/netstack_exporter
 UDPFLOOD=$BUILD/tests/udpflood
 FLOOR=$BUILD/tests/bench_floor
 STATS=/proc/sys/kernel/bpf_stats_enabled
-# The variants, in the order of the first round; one line each. Sampling (1/1000 and 1/1)
-# goes in the place marked "<- sampling" once the collector has it.
+# The variants, in the order of the first round; one line each.
 VARIANTS=(none floor)
 TITLE=([none]="no tracer" [floor]="floor (empty prog)")
 D='[collector.drops]\n'
 ours default "default labels" count_drop "${D}labels = reason,family,protocol" "<=1.3"
-ours all "all labels" count_drop \
+ours all "all labels" count_drop_fni \
 	"${D}labels = reason,family,protocol,function,netns,interface" "<=2.5"
 # The program for kernels without bpf_rdonly_cast (before 6.2): no target, for comparison.
 ours compat "default, helper read" count_drop_compat "${D}direct_read = false"
-# ours sample1000 "sampling 1/1000" count_drop "${D}..."     # <- sampling: one line each
-# ours sample1 "sampling 1/1" count_drop "${D}..."
+# Sampled events (README "Sampled events"): target +10 % over default labels, printed below.
+ours sample1000 "sampling 1/1000" count_drop '[sampling]\ndrop_sample_rate = 1000'
+ours sample1 "sampling 1/1, cap" count_drop '[sampling]\ndrop_sample_rate = 1'
 TP='tracepoint:skb:kfree_skb'
 peer bpftrace_agg "bpftrace @[reason]=count()" \
 	"bpftrace -e '$TP { @[args->reason] = count(); }'" "tracepoint  name kfree_skb" default
@@ -60,7 +60,6 @@ fi
 
 TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
 FLOOR_CMD=("$FLOOR")
-declare -A PROG=([default]=count_drop [all]=count_drop_fni [compat]=count_drop_compat)
 STATS_BEFORE=$(cat "$STATS")
 PID= # the variant currently attached
 FLOOD_PID=
@@ -98,7 +97,6 @@ wait_hook_free() {
 	done
 	return 1
 }
-
 
 
 
@@ -169,6 +167,10 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 
 print_table datagrams/s
+read -r d _ < <(median default 2)
+read -r s1k _ < <(median sample1000 2)
+[ -n "${d:-}" ] && [ -n "${s1k:-}" ] && awk -v d="$d" -v s="$s1k" \
+	'BEGIN { printf "sampling 1/1000 vs default: %+.1f %% (target <= +10 %%)\n", (s / d - 1) * 100 }'
 echo "ns/event: kernel run_time_ns / run_cnt (median over rounds; bpf_stats' own clock reads"
 echo "are in every figure, the floor included). datagrams/s: what udpflood sent, whose ratio"
 echo "to no tracer is the throughput effect. bpftrace runs on the classic tracepoint: the perf"

@@ -71,7 +71,8 @@ run "$TMP/run2.log" || {
 	not_ok "exporter restarts"
 	finish
 }
-check "restart reused the pinned maps" grep -q 'pin: drops: 3 pinned map(s) reused' "$TMP/run2.log"
+# skb_drops_by_reason, skb_drops, skb_drops_overflow and the sampling counters (events_*).
+check "restart reused the pinned maps" grep -q 'pin: drops: 5 pinned map(s) reused' "$TMP/run2.log"
 equal_soon "after kill -9 and 150 drops while down"
 drop 50
 equal_soon "restarted exporter counts on, once"

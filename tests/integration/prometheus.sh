@@ -41,6 +41,8 @@ netns_add "$NS_A" && netns_add "$NS_B" && veth_pair "$NS_A" "$NS_B" || {
 
 # ---- exporter and Prometheus ----
 printf '[collector.drops]\nlabels = reason,family,protocol,interface\n' >"$TMP/exporter.ini"
+# Sampled drops give the series OpenMetrics exemplars (checked at the end).
+printf '[sampling]\ndrop_sample_rate = 100\n' >>"$TMP/exporter.ini"
 start_exporter --config "$TMP/exporter.ini" || {
 	not_ok "exporter starts"
 	finish
@@ -61,7 +63,8 @@ scrape_configs:
 EOF
 PROM_LOG=$TMP/prometheus.log
 prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom-data" \
-	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=info >"$PROM_LOG" 2>&1 &
+	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=info \
+	--enable-feature=exemplar-storage >"$PROM_LOG" 2>&1 &
 PROM_PID=$!
 on_exit "kill $PROM_PID; wait $PROM_PID"
 
@@ -175,6 +178,12 @@ check "metadata knows family netstack_skb_drops (OpenMetrics name)" \
 meta=$(prom_get /api/v1/metadata --data-urlencode metric=netstack_skb_drops_total)
 check_eq "no metadata under the text-format name netstack_skb_drops_total" \
 	'{"status":"success","data":{}}' "$meta"
+
+# ---- exemplars: the flood's sampled drops, stored by Prometheus ----
+exemplars=$(prom_get /api/v1/query_exemplars --data-urlencode "query=$SERIES" \
+	--data-urlencode "start=$(($(date +%s) - 300))" --data-urlencode "end=$(date +%s)")
+check "query_exemplars returns the flood's flow (daddr 10.99.0.2, dport 9)" grep -q \
+	'"daddr":"10.99.0.2","dport":"9"' <<<"$exemplars"
 check "exporter still running" kill -0 "$EXPORTER_PID"
 
 finish

@@ -5,7 +5,10 @@
 #
 #   1. The drops table lists NETFILTER_DROP with at least the nft rule's own count.
 #   2. A second view shows a rate for it (> 0) with a non-empty SVG bar.
-#   3. The page needs nothing from outside: no script, no external asset.
+#   3. With every drop sampled, the latest events show the test's flow (its netns, 127.0.0.1 to
+#      the nft-dropped port, NETFILTER_DROP at an nftables function) and the top drop
+#      locations list NETFILTER_DROP.
+#   4. The page needs nothing from outside: no script, no external asset.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
@@ -47,7 +50,8 @@ table inet nsstatus {
 	}
 }
 EOF
-start_exporter
+printf '[sampling]\ndrop_sample_rate = 1\n' >"$TMP/sampling.ini"
+start_exporter --config "$TMP/sampling.ini"
 
 flood "$N"
 render "$EXPORTER_URL/" "$TMP/page1.html"
@@ -66,6 +70,12 @@ check "second view: NETFILTER_DROP has a rate > 0 ($rate2/s)" \
 	awk -v r="${rate2:--}" 'BEGIN { exit !(r != "-" && r + 0 > 0) }'
 gt "second view: its rate bar is drawn" "${width2:-0}" 0
 
+inode=$(netns_inode "$NS")
+check "latest events show the dropped flow of netns $inode" grep -Eq \
+	"<td>udp</td><td>$inode</td><td>127\\.0\\.0\\.1:[0-9]+</td><td>127\\.0\\.0\\.1:$PORT</td><td>NETFILTER_DROP at nft_[a-z_]+" \
+	"$TMP/page2.html"
+check "top drop locations list NETFILTER_DROP" bash -c \
+	"sed -n '/class=\"top-drops\"/,/<\\/table>/p' '$TMP/page2.html' | grep -q NETFILTER_DROP"
 check "no scripts on the page" bash -c "! grep -qi '<script' '$TMP/page2.html'"
 check "no external assets" bash -c "! grep -Eqi '(src|href)=\"(https?:)?//' '$TMP/page2.html'"
 finish

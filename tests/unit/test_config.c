@@ -575,6 +575,52 @@ static void test_line_numbers_after_long_line(void)
 		CHECK_STR(err, want);
 }
 
+static void test_sampling(void)
+{
+	struct config c;
+
+	EXPECT_OK(&c, "");
+	CHECK(c.sampling.rate[EV_DROP] == 0 && c.sampling.max_per_second[EV_RTT] == 100);
+	CHECK(c.sampling.ring_bytes == 262144 && !c.sampling.to_stdout);
+	EXPECT_OK(&c, "[sampling]\n"
+		      "drop_sample_rate = 1\n"
+		      "retrans_sample_rate = 10\n"
+		      "rtt_sample_rate = 1000\n"
+		      "drop_max_events_per_second = 0\n"
+		      "drop_burst = 5\n"
+		      "rtt_max_events_per_second = 7\n"
+		      "min_rtt_us = 50000\n"
+		      "ring_buffer_bytes = 1048576\n"
+		      "max_events = 20\n"
+		      "stdout = true\n"
+		      "stdout_max_per_second = 3\n");
+	CHECK(c.sampling.rate[EV_DROP] == 1 && c.sampling.rate[EV_RETRANS] == 10 &&
+	      c.sampling.rate[EV_RTT] == 1000);
+	CHECK(c.sampling.max_per_second[EV_DROP] == 0 && c.sampling.burst[EV_DROP] == 5 &&
+	      c.sampling.max_per_second[EV_RTT] == 7 &&
+	      c.sampling.max_per_second[EV_RETRANS] == 100);
+	CHECK(c.sampling.min_rtt_us == 50000 && c.sampling.ring_bytes == 1048576);
+	CHECK(c.sampling.max_events == 20 && c.sampling.to_stdout &&
+	      c.sampling.stdout_per_second == 3);
+
+	EXPECT_ERROR("[sampling]\ndrop_sample_rate = -1\n", 2,
+		     "drop_sample_rate: expected a whole number from 0 to 1000000000, got '-1'");
+	EXPECT_ERROR("[sampling]\n\nrtt_burst = lots\n", 3,
+		     "rtt_burst: expected a whole number from 0 to 1000000, got 'lots'");
+	EXPECT_ERROR("[sampling]\nring_buffer_bytes = 100000\n", 2,
+		     "ring_buffer_bytes: expected a power of two from 4096, got '100000'");
+	EXPECT_ERROR("[sampling]\nring_buffer_bytes = 1024\n", 2,
+		     "ring_buffer_bytes: expected a whole number from 4096 to 1073741824, got "
+		     "'1024'");
+	EXPECT_ERROR("[sampling]\nmax_events = 0\n", 2,
+		     "max_events: expected a whole number from 1 to 1000000, got '0'");
+	EXPECT_ERROR("[sampling]\nstdout = yes\n", 2, "stdout: expected true or false, got 'yes'");
+	EXPECT_ERROR("[sampling]\ndrops_sample_rate = 1\n", 2,
+		     "drops_sample_rate: unknown key 'drops_sample_rate' in [sampling]");
+	EXPECT_ERROR("[sampling]\ndrop_rate = 1\n", 2,
+		     "drop_rate: unknown key 'drop_rate' in [sampling]");
+}
+
 /* "[web" lacks its bracket: one line, one error, on line 1, without a newline inside. */
 static void test_unclosed_section_header(void)
 {
@@ -763,6 +809,7 @@ int main(void)
 	RUN(test_web_tls_and_users);
 	RUN(test_tls_keys_together);
 	RUN(test_collector_fingerprint);
+	RUN(test_sampling);
 
 	for (int i = 1; i <= nfiles; i++) {
 		char path[PATH_MAX];

@@ -559,10 +559,46 @@ static void test_constant_labels(void)
 	mbuf_free(&b);
 }
 
+static void test_exemplar(void)
+{
+	char long_value[120];
+	struct mbuf b = { 0 };
+	struct labels l = { 0 }, ex = { 0 }, big = { 0 };
+	struct expo e;
+
+	labels_add(&l, "reason", "NO_SOCKET");
+	labels_add(&ex, "saddr", "fd99::1");
+	labels_add(&ex, "dport", "5\"5");
+	memset(long_value, 'x', sizeof(long_value) - 1);
+	long_value[sizeof(long_value) - 1] = 0;
+	labels_add(&big, "saddr", long_value);
+	labels_add(&big, "dport", "1234"); /* 5 + 119 + 5 + 4 = 133 > 128 */
+
+	expo_init(&e, &b, FORMAT_OPENMETRICS);
+	expo_family(&e, "d_total", METRIC_COUNTER, "h");
+	expo_u64_exemplar(&e, &l, 7, &ex, 1, 1700000000.5);
+	expo_u64_exemplar(&e, &l, 8, &big, 1, 1700000000.5);
+	expo_u64_exemplar(&e, NULL, 9, NULL, 1, 1);
+	CHECK_STR(b.data, "# TYPE d counter\n# HELP d h\n"
+			  "d_total{reason=\"NO_SOCKET\"} 7 # {saddr=\"fd99::1\",dport=\"5\\\"5\"} "
+			  "1.0 1700000000.500\n"
+			  "d_total{reason=\"NO_SOCKET\"} 8\nd_total 9\n");
+
+	/* Text 0.0.4 has no exemplars: the output is what expo_u64 writes. */
+	mbuf_reset(&b);
+	expo_init(&e, &b, FORMAT_PROMETHEUS);
+	expo_family(&e, "d_total", METRIC_COUNTER, "h");
+	expo_u64_exemplar(&e, &l, 7, &ex, 1, 1700000000.5);
+	CHECK_STR(b.data,
+		  "# HELP d_total h\n# TYPE d_total counter\nd_total{reason=\"NO_SOCKET\"} 7\n");
+	mbuf_free(&b);
+}
+
 int main(void)
 {
 	RUN(test_escape_label_value);
 	RUN(test_escape_html);
+	RUN(test_exemplar);
 	RUN(test_escape_help);
 	RUN(test_counter);
 	RUN(test_counter_without_total_suffix);

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* RTT: the slowest flows in the window (samples above min_rtt_us only reach user space). */
+#include "analyzer.h"
+
+static struct topk flows;
+
+static void rtt_entry(struct event_rec *r)
+{
+	unsigned char key[TOPK_KEY];
+
+	flow_key(&r->ev, key);
+	topk_add(&flows, key, sizeof(key), r, r->ev.rtt.rtt_us);
+}
+
+static void rtt_json(struct mbuf *m, double now)
+{
+	struct topk_item top[TOPK_K];
+	size_t n = topk_top(&flows, now, true, top);
+
+	mbuf_puts(m, "[");
+	for (size_t i = 0; i < n; i++) {
+		const struct event_rec *r = &top[i].e->last;
+
+		mbuf_printf(m, "%s{\"max_rtt_us\":%u,\"samples\":%llu,\"netns\":%u", i ? "," : "",
+			    top[i].max, (unsigned long long)top[i].count, r->ev.netns);
+		flow_json(m, &r->ev);
+		mbuf_printf(m, ",\"last_rtt_us\":%u,\"srtt_us\":%u}", r->ev.rtt.rtt_us,
+			    r->ev.rtt.srtt_us);
+	}
+	mbuf_puts(m, "]");
+}
+
+static void rtt_html(struct mbuf *m, double now)
+{
+	struct topk_item top[TOPK_K];
+	size_t n = topk_top(&flows, now, true, top);
+
+	mbuf_puts(m, "<h2>Slowest flows (RTT)</h2>\n<table class=\"top-rtt\">\n<tr>"
+		     "<th>protocol</th><th>netns</th><th>source</th><th>destination</th>"
+		     "<th>max RTT</th><th>samples</th></tr>\n");
+	for (size_t i = 0; i < n; i++) {
+		mbuf_puts(m, "<tr>");
+		flow_html(m, &top[i].e->last.ev);
+		mbuf_printf(m, "<td>%.1f ms</td><td>%llu</td></tr>\n", top[i].max / 1000.0,
+			    (unsigned long long)top[i].count);
+	}
+	mbuf_puts(m, "</table>\n");
+}
+
+static void rtt_reset(void)
+{
+	topk_free(&flows);
+}
+
+const struct analyzer rtt_analyzer = {
+	.name = "rtt",
+	.entry = { [EV_RTT] = rtt_entry },
+	.top_json = rtt_json,
+	.top_html = rtt_html,
+	.reset = rtt_reset,
+};

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Sampled events in user space: configuration ([sampling]), the shared ring buffer and its
+ * consumer thread, the bounded store of recent events, their decoding and JSON form, and the
+ * counters. The analyzers (exporter/analyzers/) see every event; HTTP views in events_http.c.
+ */
+#ifndef NETSTACK_EXPORTER_EVENTS_H
+#define NETSTACK_EXPORTER_EVENTS_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/events.h"
+#include "metrics.h"
+
+struct bpf_object;
+
+/* One decoded event plus what the analyzers found out about it. */
+struct event_rec {
+	struct event ev;
+	uint64_t seq;		 /* 1, 2, ... in arrival order */
+	double time;		 /* Unix time in seconds */
+	const char *reason;	 /* drop reason name, or NULL */
+	const char *explanation; /* drop reason, one line, or NULL */
+	const char *hint;
+	char function[96]; /* drop location as function+0xoff, or "" */
+	char ifname[EV_IFNAMSIZ + 1];
+	char state[24]; /* TCP state name (retransmits) */
+};
+
+/* [sampling], indexed by enum event_type where per type. */
+struct sampling_config {
+	unsigned rate[EV_NR_TYPES];	      /* <type>_sample_rate: 1 in N, 0 off */
+	unsigned max_per_second[EV_NR_TYPES]; /* <type>_max_events_per_second per CPU, 0 no cap */
+	unsigned burst[EV_NR_TYPES];	      /* <type>_burst */
+	unsigned min_rtt_us;
+	unsigned ring_bytes; /* ring_buffer_bytes */
+	unsigned max_events; /* events kept for /events */
+	bool to_stdout;	     /* stdout */
+	unsigned stdout_per_second;
+};
+
+/* Built-in defaults of [sampling]. */
+void events_defaults(struct sampling_config *c);
+/* One [sampling] key; 0 or -1 with err set. */
+int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
+	       size_t errlen);
+/* The configuration to run with (copied), before any collector starts. */
+void events_configure(const struct sampling_config *c);
+
+/*
+ * Called by a collector between open and load: fills the object's sample_cfg for type and,
+ * when that type is sampled, makes the object use the shared ring buffer. 0 or -errno.
+ */
+int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_config *cfg);
+/* After load: the object's counters are read from now on. */
+void events_loaded(struct bpf_object *obj, enum event_type type);
+/* Start / stop the consumer thread (a no-op when nothing is sampled). */
+int events_start(void);
+void events_stop(void);
+
+/* netstack_events_*_total, during a scrape. */
+void events_collect(struct expo *e);
+
+/* Validate raw ring buffer bytes: 0 and *out filled, or -EINVAL (never reads past len). */
+int event_decode(const void *data, size_t len, struct event *out);
+/* Run the analyzers on a decoded event and keep it (what the consumer thread does). */
+void events_add(const struct event *ev, double unix_time);
+/* One event as a JSON object, no newline. */
+void event_json(struct mbuf *m, const struct event_rec *r);
+const char *event_type_name(unsigned type);
+
+/* Filters of GET /events; zero fields match everything. */
+struct event_filter {
+	unsigned type;
+	const char *reason;
+	uint32_t netns;
+	double since;
+};
+/* Recent events matching f as JSON lines, oldest first. */
+void events_json_lines(struct mbuf *m, const struct event_filter *f);
+/* The analyzers' top-K lists as one JSON object. */
+void events_top_json(struct mbuf *m);
+/* HTML fragments for the landing page: top-K lists and the latest events, escaped. */
+void events_status_html(struct mbuf *m);
+
+/*
+ * Exemplar of a drop series: the latest sampled drop with this reason, family and protocol
+ * (drops.h enums) and, when non-NULL/non-zero, function, netns and interface. Fills labels
+ * (values point into buf) and the event's time; false when there is none.
+ */
+struct labels;
+bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const char *function,
+			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
+			  size_t len, double *time);
+
+void json_escape(struct mbuf *m, const char *s);
+/* "10.0.0.1" / "fd00::1" for the flow's family, "" otherwise. */
+void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef NETSTACK_EVENTS_HTTP_H
+#define NETSTACK_EVENTS_HTTP_H
+
+#include <microhttpd.h>
+
+/* GET /events and /events/top (and 404 for anything else under /events/). */
+enum MHD_Result events_http(struct MHD_Connection *conn, const char *url);
+
+#endif
