@@ -147,7 +147,7 @@ static __always_inline bool array_count(__u32 reason, __u8 family, __u8 proto)
 
 /* labels: a constant in every program but count_drop_compat, so unused label code is gone. */
 static __always_inline int count(struct sk_buff *skb, void *location, __u32 reason,
-				 const __u32 labels, const bool direct)
+				 const __u32 labels, const bool direct, const bool sampled)
 {
 	__u8 family, proto;
 
@@ -155,7 +155,8 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	    (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_CONSUMED) &&
 	     reason == bpf_core_enum_value(enum skb_drop_reason, SKB_CONSUMED)))
 		return 0;
-	sample_drop(skb, location, reason);
+	if (sampled)
+		sample_drop_event(skb, location, reason);
 	classify(skb, &family, &proto, direct);
 
 	if (!labels && array_count(reason, family, proto))
@@ -188,28 +189,33 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 /*
  * User space loads exactly one of these: count_drop_compat where the kernel lacks
  * bpf_rdonly_cast (or direct_read = false), else the one for the configured optional labels
- * (f: function, n: netns, i: interface).
+ * (f: function, n: netns, i: interface), sample_drop* when drop sampling is on. Labels and
+ * sampling are compile-time constants here, so the counting programs read no global data: the
+ * sampling rate lives in .rodata, and even a pruned test of it leaves its load behind.
  */
-#define DROP_PROG(name, labels)                                                                    \
+#define DROP_PROG(name, labels, sampled)                                                           \
 	SEC("tp_btf/kfree_skb")                                                                    \
 	int BPF_PROG(name, struct sk_buff *skb, void *location, enum skb_drop_reason reason)       \
 	{                                                                                          \
-		return count(skb, location, reason, labels, true);                                 \
+		return count(skb, location, reason, labels, true, sampled);                        \
 	}
+#define DROP_PROGS(suffix, labels)                                                                 \
+	DROP_PROG(count_drop##suffix, labels, false)                                               \
+	DROP_PROG(sample_drop##suffix, labels, true)
 
-DROP_PROG(count_drop, 0)
-DROP_PROG(count_drop_f, DROP_LABEL_FUNCTION)
-DROP_PROG(count_drop_n, DROP_LABEL_NETNS)
-DROP_PROG(count_drop_fn, DROP_LABEL_FUNCTION | DROP_LABEL_NETNS)
-DROP_PROG(count_drop_i, DROP_LABEL_INTERFACE)
-DROP_PROG(count_drop_fi, DROP_LABEL_FUNCTION | DROP_LABEL_INTERFACE)
-DROP_PROG(count_drop_ni, DROP_LABEL_NETNS | DROP_LABEL_INTERFACE)
-DROP_PROG(count_drop_fni, DROP_LABEL_FUNCTION | DROP_LABEL_NETNS | DROP_LABEL_INTERFACE)
+DROP_PROGS(, 0)
+DROP_PROGS(_f, DROP_LABEL_FUNCTION)
+DROP_PROGS(_n, DROP_LABEL_NETNS)
+DROP_PROGS(_fn, DROP_LABEL_FUNCTION | DROP_LABEL_NETNS)
+DROP_PROGS(_i, DROP_LABEL_INTERFACE)
+DROP_PROGS(_fi, DROP_LABEL_FUNCTION | DROP_LABEL_INTERFACE)
+DROP_PROGS(_ni, DROP_LABEL_NETNS | DROP_LABEL_INTERFACE)
+DROP_PROGS(_fni, DROP_LABEL_FUNCTION | DROP_LABEL_NETNS | DROP_LABEL_INTERFACE)
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(count_drop_compat, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
 {
-	return count(skb, location, reason, label_mask, false);
+	return count(skb, location, reason, label_mask, false, true);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -150,7 +150,7 @@ static __always_inline void sample_headers(struct event_flow *f, struct sk_buff 
 	sample_l4(f, head + th_off);
 }
 
-static __always_inline void sample_drop(struct sk_buff *skb, void *location, __u32 reason)
+static __always_inline void sample_drop_event(struct sk_buff *skb, void *location, __u32 reason)
 {
 	struct net_device *dev;
 	struct event *e;

@@ -136,13 +136,14 @@ static void drops_stop(void)
  * The program for this configuration: count_drop_compat without direct reads, else one per
  * optional label set (suffix f, n, i in that order; none for the default labels).
  */
-static void prog_name(char *buf, size_t len, bool direct)
+static void prog_name(char *buf, size_t len, bool direct, bool sampled)
 {
 	if (!direct) {
 		snprintf(buf, len, "count_drop_compat");
 		return;
 	}
-	snprintf(buf, len, "count_drop%s%s%s%s", cfg.label_mask ? "_" : "",
+	snprintf(buf, len, "%s%s%s%s%s", sampled ? "sample_drop" : "count_drop",
+		 cfg.label_mask ? "_" : "",
 		 cfg.label_mask & DROP_LABEL_FUNCTION ? "f" : "",
 		 cfg.label_mask & DROP_LABEL_NETNS ? "n" : "",
 		 cfg.label_mask & DROP_LABEL_INTERFACE ? "i" : "");
@@ -179,7 +180,10 @@ static int drops_start(void)
 		log_error("drops: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	prog_name(prog, sizeof(prog), direct);
+	err = events_prepare(skel->obj, EV_DROP, (struct sample_config *)&skel->rodata->sample_cfg);
+	if (err)
+		goto cleanup;
+	prog_name(prog, sizeof(prog), direct, skel->rodata->sample_cfg.rate);
 	for (p = bpf_object__next_program(skel->obj, NULL); p;
 	     p = bpf_object__next_program(skel->obj, p))
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
@@ -188,9 +192,7 @@ static int drops_start(void)
 	array_size = DROP_INDEX(reasons.max, 0, 0);
 	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason, array_size);
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
-	err = events_prepare(skel->obj, EV_DROP, (struct sample_config *)&skel->rodata->sample_cfg);
-	if (!err)
-		err = pin_prepare(skel->skeleton, "drops");
+	err = pin_prepare(skel->skeleton, "drops");
 	if (err)
 		goto cleanup;
 

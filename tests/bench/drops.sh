@@ -32,8 +32,8 @@ ours all "all labels" count_drop_fni \
 # The program for kernels without bpf_rdonly_cast (before 6.2): no target, for comparison.
 ours compat "default, helper read" count_drop_compat "${D}direct_read = false"
 # Sampled events (README "Sampled events"): target +10 % over default labels, printed below.
-ours sample1000 "sampling 1/1000" count_drop '[sampling]\ndrop_sample_rate = 1000'
-ours sample1 "sampling 1/1, cap" count_drop '[sampling]\ndrop_sample_rate = 1'
+ours sample1000 "sampling 1/1000" sample_drop '[sampling]\ndrop_sample_rate = 1000'
+ours sample1 "sampling 1/1, cap" sample_drop '[sampling]\ndrop_sample_rate = 1'
 TP='tracepoint:skb:kfree_skb'
 peer bpftrace_agg "bpftrace @[reason]=count()" \
 	"bpftrace -e '$TP { @[args->reason] = count(); }'" "tracepoint  name kfree_skb" default
