@@ -145,6 +145,11 @@ void events_loaded(struct bpf_object *obj, enum event_type type)
 	stats_fd[type] = map ? bpf_map__fd(map) : -1;
 }
 
+void events_unloaded(enum event_type type)
+{
+	stats_fd[type] = -1;
+}
+
 /* One counter of a type summed over CPUs (0 when unreadable). */
 static uint64_t read_stat(int type, uint32_t stat)
 {

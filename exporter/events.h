@@ -57,6 +57,8 @@ void events_configure(const struct sampling_config *c);
 int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_config *cfg);
 /* After load: the object's counters are read from now on. */
 void events_loaded(struct bpf_object *obj, enum event_type type);
+/* Its collector stopped (its map fds are closed, their numbers may be reused). */
+void events_unloaded(enum event_type type);
 /* Start / stop the consumer thread (a no-op when nothing is sampled). */
 int events_start(void);
 void events_stop(void);

@@ -120,6 +120,7 @@ static int probe_kernel(bool *direct)
 
 static void drops_stop(void)
 {
+	events_unloaded(EV_DROP);
 	drops_bpf__destroy(skel);
 	skel = NULL;
 	reasons_free(&reasons);

@@ -111,6 +111,7 @@ static int probe_kernel(bool *err_arg, bool *synack)
 
 static void retrans_stop(void)
 {
+	events_unloaded(EV_RETRANS);
 	retrans_bpf__destroy(skel);
 	skel = NULL;
 	tcp_states_free(&states);

@@ -196,6 +196,7 @@ static int find_cgroup2_root(char *path, size_t len)
 
 static void rtt_stop(void)
 {
+	events_unloaded(EV_RTT);
 	rtt_bpf__destroy(skel);
 	skel = NULL;
 	percpu_reader_free(&by_family);
