@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
+#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -21,12 +22,17 @@
 #include "scrape.h"
 #include "status.h"
 
+#define AUTH_CACHE 16
+
 /* One daemon and everything it serves with; freed only after its daemon stopped. */
 struct web {
 	struct config cfg;
 	char *cert, *key, *ca; /* PEM, read at start and at each reload */
 	char priorities[96];
 	struct MHD_Daemon *daemon;
+	/* SHA-256 of credentials bcrypt accepted (HTTP thread only; a reload starts afresh). */
+	unsigned char granted[AUTH_CACHE][32];
+	unsigned n_granted;
 };
 
 static struct web *active;
@@ -105,21 +111,46 @@ static bool same_string(const char *a, const char *b)
 	return !diff;
 }
 
+/* Whether "name:pass" hashes to one of the credentials bcrypt accepted before (d: its hash). */
+static bool granted_before(const struct web *w, const char *name, const char *pass,
+			   unsigned char d[32])
+{
+	size_t ln = strlen(name), lp = strlen(pass);
+	char *both = malloc(ln + lp + 2);
+	bool hit = false;
+
+	memset(d, 0, 32);
+	if (!both)
+		return false;
+	snprintf(both, ln + lp + 2, "%s:%s", name, pass);
+	if (!gnutls_hash_fast(GNUTLS_DIG_SHA256, both, ln + lp + 1, d))
+		for (unsigned i = 0; i < w->n_granted && i < AUTH_CACHE; i++)
+			hit |= !gnutls_memcmp(w->granted[i], d, 32);
+	explicit_bzero(both, ln + lp + 2);
+	free(both);
+	return hit;
+}
+
 /*
  * Basic auth against the bcrypt hashes. An unknown user costs the same bcrypt run, against a
- * configured user's hash, so the answer's timing does not tell which users exist.
+ * configured user's hash, so the answer's timing does not tell which users exist. Credentials
+ * bcrypt accepted are remembered by their SHA-256 (as Prometheus' exporter-toolkit does), so a
+ * scraper pays bcrypt once, not on every scrape; a wrong password always pays it.
  */
-static bool authorized(const struct web *w, struct MHD_Connection *conn)
+static bool authorized(struct web *w, struct MHD_Connection *conn)
 {
 	const struct web_user *user = NULL;
 	char *pass = NULL, *name;
 	struct crypt_data *cd;
+	unsigned char d[32];
 	bool ok = false;
 
 	if (!w->cfg.n_users)
 		return true;
 	name = MHD_basic_auth_get_username_password(conn, &pass);
-	if (name && pass && (cd = calloc(1, sizeof(*cd)))) {
+	if (name && pass && granted_before(w, name, pass, d)) {
+		ok = true;
+	} else if (name && pass && (cd = calloc(1, sizeof(*cd)))) {
 		const char *hash, *out;
 
 		for (unsigned i = 0; i < w->cfg.n_users; i++)
@@ -129,6 +160,8 @@ static bool authorized(const struct web *w, struct MHD_Connection *conn)
 		out = crypt_r(pass, hash, cd);
 		ok = user && out && same_string(out, hash);
 		free(cd);
+		if (ok)
+			memcpy(w->granted[w->n_granted++ % AUTH_CACHE], d, 32);
 	}
 	MHD_free(name);
 	MHD_free(pass);
@@ -166,7 +199,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      size_t *upload_data_size, void **req)
 {
 	static int announced, has_body;
-	const struct web *w = cls;
+	struct web *w = cls;
 
 	(void)version;
 	(void)upload_data;

@@ -111,6 +111,15 @@ check "known vs unknown user within 25% ($mk s vs $mu s)" \
 	awk -v a="$mk" -v b="$mu" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a > b ? a : b; exit !(d <= 0.25 * m) }'
 check "the password check is measurable: both > 3x no credentials ($mn s)" \
 	awk -v a="$mk" -v b="$mu" -v n="$mn" 'BEGIN { exit !(a > 3 * n && b > 3 * n) }'
+# Accepted credentials are remembered: a scraper pays bcrypt once, a wrong password every time.
+: >"$TMP/t.right"
+for _ in $(seq 10); do
+	"${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' "${AUTH[@]}" \
+		"$URL/healthz" | awk '{ print $1 - $2 }' >>"$TMP/t.right"
+done
+mr=$(median <"$TMP/t.right")
+check "the right password again costs no bcrypt run ($mr s < $mk s / 3)" \
+	awk -v r="$mr" -v k="$mk" 'BEGIN { exit !(r < k / 3) }'
 
 # ---- SIGHUP: a rotated certificate is served; a missing one is rejected ----
 serial() {
