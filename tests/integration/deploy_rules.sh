@@ -90,7 +90,7 @@ if jq -e . "$DASH" >/dev/null 2>&1; then ok "dashboard is JSON"; else
 	finish
 fi
 jqc "dashboard has uid, title, schemaVersion" '(.uid | length > 0) and (.title | length > 0) and (.schemaVersion >= 36)' "$DASH"
-check_eq "template variables" "datasource job node reason" \
+check_eq "template variables" "datasource job node reason namespace pod" \
 	"$(jq -r '[.templating.list[].name] | join(" ")' "$DASH")"
 jqc "datasource variable is a Prometheus data source picker" \
 	'.templating.list[0] | .type == "datasource" and .query == "prometheus"' "$DASH"
@@ -107,7 +107,7 @@ jqc "every target has an expr and a refId unique in its panel" \
 jqc "panels fit the 24-column grid" '[.[] | .gridPos | .x + .w <= 24 and .w > 0 and .h > 0] | all' "$TMP/panels.json"
 used=$(jq -r '.[].targets[].expr' "$TMP/panels.json" | grep -o '\$[{]*[A-Za-z_][A-Za-z_0-9]*' | tr -d '${' |
 	sort -u | grep -v '^__' | paste -sd' ')
-check_eq "queries use only defined variables" "job node reason" "$used"
+check_eq "queries use only defined variables" "job namespace node pod reason" "$used"
 for want in 'Drops by reason' 'Top drop reasons' 'kernel function' 'network namespace' 'pod' \
 	'Retransmit' 'RTT (heatmap)' 'Collectors attached' 'Scrape duration' 'BPF program' 'overflow'; do
 	jqc "dashboard has a panel on: $want" "map(.title) | any(contains(\"$want\"))" "$TMP/panels.json"
