@@ -12,10 +12,12 @@
 #      error counted by kind, logged once.
 #   4. Cap: more label sets than max_series: exactly max_series ordinary series plus
 #      __overflow__ ones, overflow counted, the node total equals the sum of the nft counters.
+#   5. RTT and retransmits: pod B's TCP traffic (with losses) carries its namespace/pod labels.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 APISERVER=$BUILD/tests/fake_apiserver
+TCPBULK=$BUILD/tests/tcpbulk
 UDPFLOOD=$BUILD/tests/udpflood
 for t in "$APISERVER" "$UDPFLOOD"; do
 	[ -x "$t" ] || skip_all "$t not built (make tools)"
@@ -254,4 +256,30 @@ ge "netstack_series_overflow_total counts the folded label sets" \
 check_eq "node total equals the sum of the nft counters" "$want" \
 	"$(delta "$TMP/c0" "$TMP/c1" "^$M[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\"")"
 promtool_ok "promtool accepts the capped exposition" "$TMP/c1"
+
+# -- 5. RTT and retransmits carry pod labels too ---------------------------------------------------
+# Pod B (untouched by the DELETED event above) runs a bulk TCP transfer on its loopback, with
+# an nftables rule dropping 1 in 20 of its segments so that some are retransmitted.
+start_api ok || exit 1
+cfg=$TMP/tcp.ini
+printf '%s\n' '[collector.drops]' 'enabled = false' \
+	'[collector.retrans]' 'labels = family,kind,state,netns' 'pod_labels = namespace,pod' \
+	'[collector.rtt]' 'labels = family,netns' 'pod_labels = namespace,pod' \
+	'[pods]' 'source = kubernetes' "api_url = $API_URL" "token_file = $TMP/token" \
+	"ca_file = $TMP/cert.pem" "node_name = $NODE" 'refresh_seconds = 1' >"$cfg"
+start_exporter --config "$cfg" || exit 1
+check "TCP collectors: pod B known" wait_for '^netstack_pods_known$' 1
+TPORT=5600
+ip netns exec "$NSB" nft add rule inet podtest input tcp dport $TPORT numgen random mod 20 == 0 drop
+ip netns exec "$NSB" "$TCPBULK" sink 127.0.0.1 $TPORT >/dev/null &
+on_exit "kill $!"
+sleep 0.3
+ip netns exec "$NSB" "$TCPBULK" send 127.0.0.1 $TPORT 2 >/dev/null
+check "RTT samples in pod B carry its namespace and pod" \
+	wait_for '^netstack_tcp_rtt_seconds_count[{].*namespace="team-b",pod="db-b"' 1
+check "retransmits in pod B carry its namespace and pod" \
+	wait_for '^netstack_tcp_retransmits_total[{].*namespace="team-b",pod="db-b"' 1
+scrape "$TMP/t1"
+check "no TCP series keeps the raw netns label" bash -c "! grep -q '^netstack_tcp_r.*netns=' '$TMP/t1'"
+promtool_ok "promtool accepts the pod-labelled TCP exposition" "$TMP/t1"
 finish
