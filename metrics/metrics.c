@@ -405,6 +405,17 @@ static void write_labels(struct expo *e, const struct labels *l, const char *le)
 		mbuf_puts(e->out, "}");
 }
 
+const char *u64_str(char buf[static 21], uint64_t v)
+{
+	char *p = buf + 20;
+
+	*p = '\0';
+	do
+		*--p = '0' + v % 10;
+	while (v /= 10);
+	return p;
+}
+
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 {
 	if (e->capturing) {

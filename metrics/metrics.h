@@ -80,6 +80,8 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
  */
 void expo_family(struct expo *e, const char *name, enum metric_type type, const char *help);
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v);
+/* v in decimal at the end of buf (NUL-terminated); returns where the digits start. */
+const char *u64_str(char buf[static 21], uint64_t v);
 void expo_double(struct expo *e, const struct labels *l, double v);
 /*
  * A histogram sample set: bounds[i] are upper bounds ascending (without +Inf), counts[i]
