@@ -19,7 +19,7 @@
 #define MBUF_MIN_CAP 1024
 
 /* Room for n more bytes plus a NUL; on failure set oom so the partial output is never served. */
-static bool mbuf_reserve(struct mbuf *b, size_t n)
+bool mbuf_reserve(struct mbuf *b, size_t n)
 {
 	size_t need, cap;
 	char *p;

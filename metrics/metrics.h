@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Growable output buffer, reused across scrapes; a failed allocation sets oom and stops writes. */
+/* Growable output buffer; a failed allocation sets oom and stops writes. */
 struct mbuf {
 	char *data;
 	size_t len;
@@ -19,6 +19,8 @@ struct mbuf {
 };
 
 void mbuf_reset(struct mbuf *b);
+/* Room for n more bytes plus a NUL; false (and oom set) when it cannot be had. */
+bool mbuf_reserve(struct mbuf *b, size_t n);
 void mbuf_free(struct mbuf *b);
 void mbuf_write(struct mbuf *b, const void *p, size_t n);
 void mbuf_puts(struct mbuf *b, const char *s);
