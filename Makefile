@@ -33,7 +33,7 @@ ifeq ($(FUZZ),1)
 CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
-LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -lcurl -ljson-c -lgnutls -lcrypt
+LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 	      -Wno-unused-parameter -Ibpf
 

@@ -37,16 +37,19 @@ struct web {
 
 static struct web *active;
 static struct mbuf body, gz; /* under the scrape lock */
+static size_t body_hint;      /* the last body's size: the next one starts with that room */
 
-static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status, const char *type,
-				   const void *data, size_t len, bool gzipped)
+/*
+ * The response copies data, or with mode MHD_RESPMEM_MUST_FREE takes it over (then the caller
+ * lets go of it only when this succeeds).
+ */
+static struct MHD_Response *new_response(unsigned status, const char *type, const void *data,
+					 size_t len, bool gzipped, enum MHD_ResponseMemoryMode mode)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)data, mode);
 
-	r = MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
 	if (!r)
-		return MHD_NO;
+		return NULL;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (gzipped)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
@@ -54,9 +57,41 @@ static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status,
 		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	return r;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
+			     struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status, const char *type,
+				   const void *data, size_t len, bool gzipped)
+{
+	return queue(conn, status,
+		     new_response(status, type, data, len, gzipped, MHD_RESPMEM_MUST_COPY));
+}
+
+/*
+ * A rendered body goes to the response without a copy, and the response frees it once sent:
+ * kept for the next scrape, a 10k-series body held a megabyte between scrapes for nothing.
+ */
+static enum MHD_Result send_mbuf(struct MHD_Connection *conn, const char *type, struct mbuf *m,
+				 bool gzipped)
+{
+	struct MHD_Response *r =
+		new_response(MHD_HTTP_OK, type, m->data, m->len, gzipped, MHD_RESPMEM_MUST_FREE);
+
+	if (r)
+		*m = (struct mbuf){ 0 };
+	return queue(conn, MHD_HTTP_OK, r);
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *text)
@@ -72,15 +107,17 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn)
 	enum MHD_Result ret;
 
 	scrape_lock();
+	mbuf_reserve(&body, body_hint); /* one allocation, not a doubling series */
 	scrape_render(&body, format);
+	body_hint = body.len;
 	if (body.oom)
 		ret = send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	else if (accepts_gzip(enc) && !gzip_buffer(body.data, body.len, &gz) && !gz.oom)
-		ret = send_buffer(conn, MHD_HTTP_OK, format_content_type(format), gz.data, gz.len,
-				  true);
+		ret = send_mbuf(conn, format_content_type(format), &gz, true);
 	else
-		ret = send_buffer(conn, MHD_HTTP_OK, format_content_type(format), body.data,
-				  body.len, false);
+		ret = send_mbuf(conn, format_content_type(format), &body, false);
+	mbuf_free(&body);
+	mbuf_free(&gz);
 	scrape_unlock();
 	return ret;
 }

@@ -2,10 +2,14 @@
 #include <bpf/btf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kernel.h"
 #include "log.h"
@@ -179,18 +183,60 @@ int reasons_from_tracefs(struct reason_table *t, const char *format_path)
 	return 0;
 }
 
+static struct btf *vmlinux_btf;
+
+/*
+ * Linux 6.16+ maps the file: one copy instead of a read() per 4 KB page (sysfs reads return
+ * at most a page), 1 300 system calls for this kernel's BTF. NULL where it cannot.
+ */
+static struct btf *btf_from_mmap(const char *path)
+{
+	struct btf *btf = NULL;
+	struct stat st;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			btf = btf__new(p, st.st_size);
+			munmap(p, st.st_size);
+			if (!btf)
+				btf = NULL; /* libbpf 1.x returns NULL with errno */
+		}
+	}
+	close(fd);
+	return btf;
+}
+
+const struct btf *kernel_btf(void)
+{
+	if (!vmlinux_btf)
+		vmlinux_btf = btf_from_mmap("/sys/kernel/btf/vmlinux");
+	if (!vmlinux_btf)
+		vmlinux_btf = btf__load_vmlinux_btf();
+	return vmlinux_btf;
+}
+
+void kernel_btf_release(void)
+{
+	btf__free(vmlinux_btf);
+	vmlinux_btf = NULL;
+}
+
 int reasons_load(struct reason_table *t)
 {
 	static const char *const formats[] = {
 		"/sys/kernel/tracing/events/skb/kfree_skb/format",
 		"/sys/kernel/debug/tracing/events/skb/kfree_skb/format",
 	};
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = kernel_btf();
 	int err = -ENOENT;
 
 	if (btf) {
 		err = reasons_from_btf(t, btf, "/sys/kernel/btf");
-		btf__free(btf);
 		if (!err)
 			return 0;
 		reasons_free(t);
@@ -281,15 +327,12 @@ int tcp_states_from_btf(struct tcp_states *t, const struct btf *btf)
 
 int tcp_states_load(struct tcp_states *t)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	int err;
+	const struct btf *btf = kernel_btf();
 
 	memset(t, 0, sizeof(*t));
 	if (!btf)
 		return -errno;
-	err = tcp_states_from_btf(t, btf);
-	btf__free(btf);
-	return err;
+	return tcp_states_from_btf(t, btf);
 }
 
 const char *tcp_state_name(const struct tcp_states *t, uint32_t value, char *buf, size_t len)

@@ -11,6 +11,14 @@
 
 struct btf;
 
+/*
+ * The running kernel's vmlinux BTF (5.5 MB here), parsed on first use and shared by the
+ * collectors' probes and name tables; NULL with errno set when the kernel has none.
+ * kernel_btf_release() frees it once the collectors have started: it is not needed after.
+ */
+const struct btf *kernel_btf(void);
+void kernel_btf_release(void);
+
 struct reason_entry {
 	uint32_t value;
 	char *name;

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "events.h"
 #include "http.h"
+#include "kernel.h"
 #include "log.h"
 #include "pods.h"
 #include "pin.h"
@@ -156,6 +157,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			 : c->up     ? "(re)started"
 				     : "failed");
 	}
+	kernel_btf_release();
 	scrape_unlock();
 	http_switch(web);
 	if (strcmp(next.pin_path, cfg->pin_path))
@@ -266,12 +268,6 @@ int main(int argc, char **argv)
 		free(text);
 		return pin_remove_all() ? 1 : 0;
 	}
-	/*
-	 * A fixed threshold (glibc otherwise raises it to the largest block freed): the scrape's
-	 * large transient blocks (the response copy, the sort's scratch) go back to the system
-	 * after each scrape instead of growing the heap for good.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
 	libbpf_set_print(libbpf_log);
@@ -303,6 +299,16 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
+	kernel_btf_release(); /* the collectors' probes and name tables are done with it */
+	/*
+	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the
+	 * scrape's large transient blocks (the response copy) go back to the system after each
+	 * scrape instead of growing the heap for good. Not before: start-up parses the kernel's
+	 * BTF four times (libbpf once per BPF object), megabytes each, and the heap reuses those
+	 * pages where mmap'ed blocks fault every page in again; trimmed here.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	malloc_trim(0);
 	if (http_start(&cfg)) {
 		exit_code = 1;
 		goto out;
@@ -317,8 +323,6 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
-	/* Start-up parsed the kernel BTF (megabytes, freed): give those pages back to the system. */
-	malloc_trim(0);
 	log_info("netstack_exporter %s started with %d collector(s) attached", NETSTACK_VERSION,
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
@@ -335,6 +339,7 @@ out:
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->up)
 			(*p)->stop();
+	kernel_btf_release(); /* when --strict left before the release after start-up */
 	free(text);
 	return exit_code;
 }

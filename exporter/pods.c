@@ -7,6 +7,7 @@
  */
 #include <curl/curl.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <linux/capability.h>
@@ -28,6 +29,60 @@
 #define BACKOFF_MAX 60
 
 enum source { SRC_AUTO, SRC_KUBERNETES, SRC_KUBELET, SRC_NONE };
+
+/*
+ * libcurl, opened when pod attribution starts: linked in, it and what it pulls in (OpenSSL,
+ * Kerberos, LDAP, SSH, ...) were 3.2 MB of the resident memory of every exporter, most of
+ * which never attribute pods. Kept open once loaded (OpenSSL does not support unloading).
+ */
+static struct {
+	CURLcode (*global_init)(long flags);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption option, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	void (*easy_reset)(CURL *c);
+	void (*easy_cleanup)(CURL *c);
+	const char *(*easy_strerror)(CURLcode rc);
+	char *(*easy_escape)(CURL *c, const char *s, int len);
+	void (*free)(void *p);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} lc;
+static void *lc_handle;
+
+static int load_curl(void)
+{
+	static const char *const names[] = {
+		"curl_global_init",  "curl_global_cleanup", "curl_easy_init",
+		"curl_easy_setopt",  "curl_easy_perform",   "curl_easy_getinfo",
+		"curl_easy_reset",   "curl_easy_cleanup",   "curl_easy_strerror",
+		"curl_easy_escape",  "curl_free",	    "curl_slist_append",
+		"curl_slist_free_all",
+	};
+	void **fn = (void **)&lc;
+	void *h;
+
+	_Static_assert(sizeof(lc) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
+		       "one name per libcurl function");
+	if (lc_handle)
+		return 0;
+	h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		log_error("pods: cannot load libcurl (Debian libcurl4): %s", dlerror());
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		fn[i] = dlsym(h, names[i]);
+		if (!fn[i]) {
+			log_error("pods: libcurl.so.4 lacks %s", names[i]);
+			return -1; /* h stays open: unloading libcurl is not safe either */
+		}
+	}
+	lc_handle = h;
+	return 0;
+}
 
 /* cfg as parsed (a SIGHUP reload rewrites it); run, the copy the resolver threads use. */
 static struct pods_cfg {
@@ -790,32 +845,32 @@ static int get(struct req *r, const char *url, long total_timeout)
 
 	r->len = 0;
 	r->gone = r->bad = false;
-	curl_easy_reset(r->curl);
-	curl_slist_free_all(r->headers);
-	r->headers = curl_slist_append(NULL, "Accept: application/json");
+	lc.easy_reset(r->curl);
+	lc.slist_free_all(r->headers);
+	r->headers = lc.slist_append(NULL, "Accept: application/json");
 	/* Bound service account tokens rotate: read it for every request. The kubelet's
 	 * authenticated port takes the same token. */
 	if (!read_small(run.token_file, token, sizeof(token))) {
 		token[strcspn(token, "\r\n")] = '\0';
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-		r->headers = curl_slist_append(r->headers, auth);
+		r->headers = lc.slist_append(r->headers, auth);
 	}
-	curl_easy_setopt(r->curl, CURLOPT_URL, url);
-	curl_easy_setopt(r->curl, CURLOPT_HTTPHEADER, r->headers);
-	curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(r->curl, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT, (long)run.timeout);
-	curl_easy_setopt(r->curl, CURLOPT_TIMEOUT, total_timeout);
-	curl_easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	lc.easy_setopt(r->curl, CURLOPT_URL, url);
+	lc.easy_setopt(r->curl, CURLOPT_HTTPHEADER, r->headers);
+	lc.easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_data);
+	lc.easy_setopt(r->curl, CURLOPT_WRITEDATA, r);
+	lc.easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
+	lc.easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	lc.easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT, (long)run.timeout);
+	lc.easy_setopt(r->curl, CURLOPT_TIMEOUT, total_timeout);
+	lc.easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (run.ca_file[0] && !access(run.ca_file, R_OK))
-		curl_easy_setopt(r->curl, CURLOPT_CAINFO, run.ca_file);
-	rc = curl_easy_perform(r->curl);
+		lc.easy_setopt(r->curl, CURLOPT_CAINFO, run.ca_file);
+	rc = lc.easy_perform(r->curl);
 	if (__atomic_load_n(&stopping, __ATOMIC_RELAXED))
 		return -1;
-	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
+	lc.easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (r->gone || status == 410) {
 		count_error(E_GONE, "resourceVersion expired, listing again");
 		return -1;
@@ -826,7 +881,7 @@ static int get(struct req *r, const char *url, long total_timeout)
 	}
 	/* A watch ends when the server closes it: that is no error. */
 	if (rc != CURLE_OK && !(r->watch && rc == CURLE_OPERATION_TIMEDOUT && status == 200)) {
-		count_error(classify(rc), curl_easy_strerror(rc));
+		count_error(classify(rc), lc.easy_strerror(rc));
 		return -1;
 	}
 	if (status == 401 || status == 403) {
@@ -874,15 +929,15 @@ static void *follower(void *arg)
 	bool listed = false;
 
 	(void)arg;
-	r.curl = curl_easy_init();
+	r.curl = lc.easy_init();
 	if (run.source == SRC_KUBELET) {
 		snprintf(base, sizeof(base), "%s", run.kubelet_url);
 	} else {
-		char *node = curl_easy_escape(r.curl, run.node_name, 0);
+		char *node = lc.easy_escape(r.curl, run.node_name, 0);
 
 		snprintf(base, sizeof(base), "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
 			 run.api_url, node ? node : "");
-		curl_free(node);
+		lc.free(node);
 	}
 	while (r.curl && !__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
 		int err;
@@ -913,8 +968,8 @@ static void *follower(void *arg)
 		nap(backoff, NULL);
 		backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
 	}
-	curl_slist_free_all(r.headers);
-	curl_easy_cleanup(r.curl);
+	lc.slist_free_all(r.headers);
+	lc.easy_cleanup(r.curl);
 	free(r.body);
 	return NULL;
 }
@@ -988,7 +1043,7 @@ int pods_start(void)
 		if (!per[i].filter)
 			return -1;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+	if (load_curl() || lc.global_init(CURL_GLOBAL_DEFAULT))
 		return -1;
 	stopping = false;
 	if (pthread_create(&scan_thread, NULL, scanner, NULL))
@@ -1036,7 +1091,7 @@ void pods_stop(void)
 		free(per[i].filter);
 		per[i].filter = NULL;
 	}
-	curl_global_cleanup();
+	lc.global_cleanup();
 }
 
 struct expo_filter *pods_filter(const char *collector)

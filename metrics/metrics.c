@@ -19,7 +19,7 @@
 #define MBUF_MIN_CAP 1024
 
 /* Room for n more bytes plus a NUL; on failure set oom so the partial output is never served. */
-static bool mbuf_reserve(struct mbuf *b, size_t n)
+bool mbuf_reserve(struct mbuf *b, size_t n)
 {
 	size_t need, cap;
 	char *p;
@@ -403,6 +403,17 @@ static void write_labels(struct expo *e, const struct labels *l, const char *le)
 	}
 	if (!first)
 		mbuf_puts(e->out, "}");
+}
+
+const char *u64_str(char buf[static 21], uint64_t v)
+{
+	char *p = buf + 20;
+
+	*p = '\0';
+	do
+		*--p = '0' + v % 10;
+	while (v /= 10);
+	return p;
 }
 
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v)

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Growable output buffer, reused across scrapes; a failed allocation sets oom and stops writes. */
+/* Growable output buffer; a failed allocation sets oom and stops writes. */
 struct mbuf {
 	char *data;
 	size_t len;
@@ -19,6 +19,8 @@ struct mbuf {
 };
 
 void mbuf_reset(struct mbuf *b);
+/* Room for n more bytes plus a NUL; false (and oom set) when it cannot be had. */
+bool mbuf_reserve(struct mbuf *b, size_t n);
 void mbuf_free(struct mbuf *b);
 void mbuf_write(struct mbuf *b, const void *p, size_t n);
 void mbuf_puts(struct mbuf *b, const char *s);
@@ -80,6 +82,8 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
  */
 void expo_family(struct expo *e, const char *name, enum metric_type type, const char *help);
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v);
+/* v in decimal at the end of buf (NUL-terminated); returns where the digits start. */
+const char *u64_str(char buf[static 21], uint64_t v);
 void expo_double(struct expo *e, const struct labels *l, double v);
 /*
  * A counter sample with an exemplar (OpenMetrics only: labels, value and Unix time). The

@@ -55,8 +55,16 @@ struct row {
 	uint64_t value;
 };
 
+/*
+ * The hash's rows in the order the kernel returned its keys, and the order to render them in
+ * (with SAME_AS_PREV when a row renders as the same series as the one before it). Both are
+ * kept across scrapes: the kernel returns an unchanged hash's keys in the same order, so the
+ * sort (a tenth of a 10k-series scrape) runs only when a key changed.
+ */
+#define SAME_AS_PREV (1u << 31)
 static struct row *rows;
-static size_t rows_cap;
+static uint32_t *order;
+static size_t rows_cap, rows_n;
 
 static void drops_reset(void)
 {
@@ -94,7 +102,7 @@ static int drops_set(const char *key, const char *value, char *err, size_t errle
  */
 static int probe_kernel(bool *direct)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = kernel_btf();
 	int id, ret = -ENOENT;
 
 	if (!btf) {
@@ -114,7 +122,6 @@ static int probe_kernel(bool *direct)
 		log_error("drops: kernel has no kfree_skb tracepoint with a drop reason "
 			  "(needs Linux 5.17 or later)");
 	*direct = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-	btf__free(btf);
 	return ret;
 }
 
@@ -129,8 +136,10 @@ static void drops_stop(void)
 	percpu_reader_free(&by_key);
 	percpu_reader_free(&overflow);
 	free(rows);
+	free(order);
 	rows = NULL;
-	rows_cap = 0;
+	order = NULL;
+	rows_cap = rows_n = 0;
 }
 
 /*
@@ -278,7 +287,7 @@ static void render_value(struct expo *e, const struct labels *l, const struct ro
 
 static void render_row(struct expo *e, const struct row *r)
 {
-	char reason_buf[32], netns_buf[16], addr_buf[24];
+	char reason_buf[32], netns_buf[21], addr_buf[24];
 	struct labels l = { 0 };
 	const char *reason;
 
@@ -302,40 +311,96 @@ static void render_row(struct expo *e, const struct row *r)
 			   : r->function ? r->function
 					 : addr_buf);
 	}
-	if (cfg.label_mask & DROP_LABEL_NETNS) {
-		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
-		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
-	}
+	if (cfg.label_mask & DROP_LABEL_NETNS)
+		labels_add(&l, "netns",
+			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
 	if (cfg.label_mask & DROP_LABEL_INTERFACE)
 		labels_add(&l, "interface", r->overflow ? OVERFLOW_LABEL : r->ifname);
 	render_value(e, &l, r);
 }
 
-static int drops_collect(struct expo *e)
+static void row_from_key(struct row *r, const struct drop_key *k)
 {
-	int na, nk, no;
-	size_t n = 0;
+	memset(r, 0, sizeof(*r));
+	r->reason = k->reason;
+	r->family = k->family < NR_FAMILIES ? k->family : FAMILY_OTHER;
+	r->proto = k->proto < NR_PROTOS ? k->proto : PROTO_OTHER;
+	r->location = k->location;
+	if (cfg.label_mask & DROP_LABEL_FUNCTION)
+		r->function = ksyms_lookup(&ksyms, k->location);
+	r->netns = k->netns;
+	memcpy(r->ifname, k->ifname, DROP_IFNAMSIZ);
+}
 
-	na = percpu_reader_read(&by_reason);
-	nk = percpu_reader_read(&by_key);
-	no = percpu_reader_read(&overflow);
-	if (na < 0 || nk < 0 || no < 0) {
-		int err = na < 0 ? na : nk < 0 ? nk : no;
+/* Whether k still gives row r (everything the order depends on). */
+static bool row_is(const struct row *r, const struct drop_key *k)
+{
+	return r->reason == k->reason && r->location == k->location && r->netns == k->netns &&
+	       r->family == (k->family < NR_FAMILIES ? k->family : FAMILY_OTHER) &&
+	       r->proto == (k->proto < NR_PROTOS ? k->proto : PROTO_OTHER) &&
+	       !memcmp(r->ifname, k->ifname, DROP_IFNAMSIZ);
+}
 
-		log_warn("drops: cannot read maps: %s", strerror(-err));
+static int cmp_order(const void *a, const void *b)
+{
+	return cmp_row(&rows[*(const uint32_t *)a], &rows[*(const uint32_t *)b]);
+}
+
+static struct row *ordered(size_t h)
+{
+	return &rows[order[h] & ~SAME_AS_PREV];
+}
+
+/* The hash's rows from this read; sorts again only when a key changed. */
+static int hash_rows(int nk)
+{
+	bool changed = (size_t)nk != rows_n;
+
+	if ((uint32_t)nk >= SAME_AS_PREV)
 		return -1;
-	}
-	if ((size_t)na + nk > rows_cap) {
-		struct row *r = realloc(rows, ((size_t)na + nk) * sizeof(*r));
+	if ((size_t)nk > rows_cap) {
+		struct row *r = realloc(rows, nk * sizeof(*r));
+		uint32_t *o;
 
 		if (!r)
 			return -1;
 		rows = r;
-		rows_cap = (size_t)na + nk;
+		o = realloc(order, nk * sizeof(*o));
+		if (!o)
+			return -1;
+		order = o;
+		rows_cap = nk;
 	}
-	for (int i = 0; i < na; i++) {
+	for (int i = 0; i < nk; i++) {
+		const struct drop_key *k = (struct drop_key *)by_key.keys + i;
+
+		if (changed || !row_is(&rows[i], k)) {
+			row_from_key(&rows[i], k);
+			changed = true;
+		}
+		rows[i].value = by_key.sums[i];
+	}
+	rows_n = nk;
+	if (changed) {
+		for (int i = 0; i < nk; i++)
+			order[i] = i;
+		qsort(order, nk, sizeof(*order), cmp_order);
+		for (int i = 1; i < nk; i++)
+			if (!cmp_row(ordered(i - 1), ordered(i)))
+				order[i] |= SAME_AS_PREV;
+	}
+	return 0;
+}
+
+/*
+ * The array's next non-zero slot from *pos, as a row. Slot order is (reason, family, protocol)
+ * order, but for reason 0 (the overflow slots, rendered last): start past them and wrap.
+ */
+static bool next_array_row(int na, int *pos, struct row *r)
+{
+	for (; *pos < na; (*pos)++) {
+		int i = (*pos + NR_FAMILIES * NR_PROTOS) % na;
 		uint32_t idx = ((uint32_t *)by_reason.keys)[i];
-		struct row *r = &rows[n];
 
 		if (!by_reason.sums[i])
 			continue;
@@ -347,34 +412,62 @@ static int drops_collect(struct expo *e)
 		r->proto = idx % NR_PROTOS;
 		r->overflow = cfg.label_mask != 0;
 		r->value = by_reason.sums[i];
-		n++;
+		(*pos)++;
+		return true;
 	}
-	for (int i = 0; i < nk; i++) {
-		const struct drop_key *k = (struct drop_key *)by_key.keys + i;
-		struct row *r = &rows[n++];
+	return false;
+}
 
-		memset(r, 0, sizeof(*r));
-		r->reason = k->reason;
-		r->family = k->family < NR_FAMILIES ? k->family : FAMILY_OTHER;
-		r->proto = k->proto < NR_PROTOS ? k->proto : PROTO_OTHER;
-		r->location = k->location;
-		if (cfg.label_mask & DROP_LABEL_FUNCTION)
-			r->function = ksyms_lookup(&ksyms, k->location);
-		r->netns = k->netns;
-		memcpy(r->ifname, k->ifname, DROP_IFNAMSIZ);
-		r->value = by_key.sums[i];
+static int drops_collect(struct expo *e)
+{
+	struct row a, cur;
+	bool have_a, have = false, last_hash = false;
+	int na, nk, no, pos = 0;
+	size_t h = 0;
+
+	na = percpu_reader_read(&by_reason);
+	nk = percpu_reader_read(&by_key);
+	no = percpu_reader_read(&overflow);
+	if (na < 0 || nk < 0 || no < 0) {
+		int err = na < 0 ? na : nk < 0 ? nk : no;
+
+		log_warn("drops: cannot read maps: %s", strerror(-err));
+		return -1;
 	}
-	qsort(rows, n, sizeof(*rows), cmp_row);
+	if (hash_rows(nk))
+		return -1;
 
 	expo_family(e, "netstack_skb_drops_total", METRIC_COUNTER,
 		    "Packets dropped by the kernel, by drop reason.");
-	for (size_t i = 0; i < n; i++) {
-		if (i + 1 < n && !cmp_row(&rows[i], &rows[i + 1])) {
-			rows[i + 1].value += rows[i].value;
-			continue;
+	/* Merge the two sorted sequences, adding up rows that render as the same series. */
+	have_a = next_array_row(na, &pos, &a);
+	while (have_a || h < rows_n) {
+		const struct row *r;
+		bool same;
+
+		if (have_a && (h == rows_n || cmp_row(&a, ordered(h)) <= 0)) {
+			r = &a;
+			same = have && !cmp_row(&cur, r);
+		} else {
+			r = ordered(h);
+			/* cur holds the previous hash row's series when the last row was one. */
+			same = have && (last_hash ? order[h] & SAME_AS_PREV : !cmp_row(&cur, r));
+			h++;
 		}
-		render_row(e, &rows[i]);
+		last_hash = r != &a;
+		if (same) {
+			cur.value += r->value;
+		} else {
+			if (have)
+				render_row(e, &cur);
+			cur = *r;
+			have = true;
+		}
+		if (r == &a)
+			have_a = next_array_row(na, &pos, &a);
 	}
+	if (have)
+		render_row(e, &cur);
 	if (no == 1 && overflow.sums[0])
 		log_once(logged_overflow, LOG_WARN,
 			 "drops: map skb_drops is full (max_series=%u); further series are "

@@ -91,7 +91,7 @@ static int tracepoint_args(const struct btf *btf, const char *name)
 
 static int probe_kernel(bool *err_arg, bool *synack)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = kernel_btf();
 	int n;
 
 	if (!btf) {
@@ -101,7 +101,6 @@ static int probe_kernel(bool *err_arg, bool *synack)
 	n = tracepoint_args(btf, "tcp_retransmit_skb");
 	*err_arg = n >= 3;
 	*synack = tracepoint_args(btf, "tcp_retransmit_synack") >= 2;
-	btf__free(btf);
 	if (n < 2) {
 		log_error("retrans: kernel has no tcp_retransmit_skb tracepoint in its BTF");
 		return -ENOENT;

@@ -20,6 +20,7 @@
 #include "bpfmap.h"
 #include "collector.h"
 #include "config.h"
+#include "kernel.h"
 #include "log.h"
 #include "pin.h"
 #include "rtt.h"
@@ -125,7 +126,7 @@ static bool btf_has_enumerator(const struct btf *btf, const char *name)
  */
 static int probe_kernel(bool *iter)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = kernel_btf();
 	int ret = 0;
 
 	*iter = false;
@@ -144,7 +145,6 @@ static int probe_kernel(bool *iter)
 	}
 	*iter = btf__find_by_name_kind(btf, "bpf_iter__tcp", BTF_KIND_STRUCT) > 0 &&
 		btf_has_enumerator(btf, "TCP_BPF_SOCK_OPS_CB_FLAGS");
-	btf__free(btf);
 	return ret;
 }
 

@@ -306,9 +306,10 @@ if [ -x "$IMG_BIN" ]; then
 	check "the image's binary accepts the image's config" bash -c \
 		"\"\$1\" --check-config --config conf/netstack_exporter.ini >/dev/null" _ "$IMG_BIN"
 	# Runtime packages: exactly the packages that hold the libraries the binary links against
-	# (libc6 comes with the base image), each the runtime library of a -dev package that
-	# scripts/deps.sh installs for the build.
-	needed=$(objdump -p "$IMG_BIN" | awk '$1 == "NEEDED" { print $2 }')
+	# (libc6 comes with the base image) and libcurl, which pod attribution loads at run time
+	# (exporter/pods.c), each the runtime library of a -dev package that scripts/deps.sh
+	# installs for the build.
+	needed="$(objdump -p "$IMG_BIN" | awk '$1 == "NEEDED" { print $2 }') libcurl.so.4"
 	owners=$(for lib in $needed; do
 		dpkg -S "*/$lib" 2>/dev/null | grep "/$(gcc -print-multiarch)/$lib\$" | head -n 1 | cut -d: -f1
 	done | grep -vx libc6 | sort -u | paste -sd' ')

@@ -105,6 +105,7 @@ static void test_live_load_and_unknown(void)
 	struct tcp_states t;
 
 	CHECK(tcp_states_load(&t) == 0);
+	kernel_btf_release();
 	check_name(&t, BPF_TCP_LISTEN, "LISTEN");
 	check_name(&t, 200, "200");
 	check_name(&t, TCP_STATES_MAX, "256");
