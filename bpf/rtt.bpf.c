@@ -92,8 +92,10 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 	__u64 *sum;
 
 	if (!(labels & RTT_LABEL_NETNS)) {
-		array_add(&tcp_rtt_by_family, slice + RTT_COUNT(RTT_HIST(0, kind, family), bucket), 1);
-		array_add(&tcp_rtt_by_family, slice + RTT_SUM(RTT_HIST(0, kind, family), bucket), us);
+		array_add(&tcp_rtt_by_family, slice + RTT_COUNT(RTT_HIST(0, kind, family), bucket),
+			  1);
+		array_add(&tcp_rtt_by_family, slice + RTT_SUM(RTT_HIST(0, kind, family), bucket),
+			  us);
 		return;
 	}
 

@@ -8,26 +8,12 @@
 
 #include "events.h"
 #include "events_http.h"
+#include "http.h"
 
 struct args {
 	struct event_filter f;
 	char err[160];
 };
-
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
-			     const char *data, size_t len)
-{
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	r = MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
 
 /* One query argument; the first bad one is reported. */
 static enum MHD_Result parse_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -86,22 +72,19 @@ enum MHD_Result events_http(struct MHD_Connection *conn, const char *url)
 	if (!strcmp(url, "/events")) {
 		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, parse_arg, &a);
 		if (a.err[0])
-			return reply(conn, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8", a.err,
-				     strlen(a.err));
+			return http_send_text(conn, MHD_HTTP_BAD_REQUEST, a.err);
 		events_json_lines(&m, &a.f);
 	} else if (!strcmp(url, "/events/top")) {
 		events_top_json(&m);
 	} else {
-		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n",
-			     10);
+		return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 	}
 	if (m.oom)
-		ret = reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
-			    "out of memory\n", 14);
+		ret = http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	else
-		ret = reply(conn, MHD_HTTP_OK,
-			    !strcmp(url, "/events") ? "application/x-ndjson" : "application/json",
-			    m.data ? m.data : "", m.len);
+		ret = http_send_mbuf(
+			conn, !strcmp(url, "/events") ? "application/x-ndjson" : "application/json",
+			&m, false);
 	mbuf_free(&m);
 	return ret;
 }

@@ -37,7 +37,7 @@ struct web {
 
 static struct web *active;
 static struct mbuf body, gz; /* under the scrape lock */
-static size_t body_hint;      /* the last body's size: the next one starts with that room */
+static size_t body_hint;     /* the last body's size: the next one starts with that room */
 
 /*
  * The response copies data, or with mode MHD_RESPMEM_MUST_FREE takes it over (then the caller
@@ -60,8 +60,7 @@ static struct MHD_Response *new_response(unsigned status, const char *type, cons
 	return r;
 }
 
-static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
-			     struct MHD_Response *r)
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, struct MHD_Response *r)
 {
 	enum MHD_Result ret;
 
@@ -83,8 +82,8 @@ static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status,
  * A rendered body goes to the response without a copy, and the response frees it once sent:
  * kept for the next scrape, a 10k-series body held a megabyte between scrapes for nothing.
  */
-static enum MHD_Result send_mbuf(struct MHD_Connection *conn, const char *type, struct mbuf *m,
-				 bool gzipped)
+enum MHD_Result http_send_mbuf(struct MHD_Connection *conn, const char *type, struct mbuf *m,
+			       bool gzipped)
 {
 	struct MHD_Response *r =
 		new_response(MHD_HTTP_OK, type, m->data, m->len, gzipped, MHD_RESPMEM_MUST_FREE);
@@ -94,7 +93,7 @@ static enum MHD_Result send_mbuf(struct MHD_Connection *conn, const char *type, 
 	return queue(conn, MHD_HTTP_OK, r);
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *text)
+enum MHD_Result http_send_text(struct MHD_Connection *conn, unsigned status, const char *text)
 {
 	return send_buffer(conn, status, "text/plain; charset=utf-8", text, strlen(text), false);
 }
@@ -111,11 +110,11 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn)
 	scrape_render(&body, format);
 	body_hint = body.len;
 	if (body.oom)
-		ret = send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		ret = http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	else if (accepts_gzip(enc) && !gzip_buffer(body.data, body.len, &gz) && !gz.oom)
-		ret = send_mbuf(conn, format_content_type(format), &gz, true);
+		ret = http_send_mbuf(conn, format_content_type(format), &gz, true);
 	else
-		ret = send_mbuf(conn, format_content_type(format), &body, false);
+		ret = http_send_mbuf(conn, format_content_type(format), &body, false);
 	mbuf_free(&body);
 	mbuf_free(&gz);
 	scrape_unlock();
@@ -130,9 +129,8 @@ static enum MHD_Result serve_landing(struct MHD_Connection *conn, const struct c
 	scrape_lock();
 	status_page(&page, config->metrics_path);
 	scrape_unlock();
-	ret = page.oom ? send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n")
-		       : send_buffer(conn, MHD_HTTP_OK, "text/html; charset=utf-8", page.data,
-				     page.len, false);
+	ret = page.oom ? http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n")
+		       : http_send_mbuf(conn, "text/html; charset=utf-8", &page, false);
 	mbuf_free(&page);
 	return ret;
 }
@@ -246,10 +244,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		if (!authorized(w, conn))
 			return ask_credentials(conn);
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-			return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+			return http_send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+					      "method not allowed\n");
 		/* Likewise a GET or HEAD announcing a body: never read (up to gigabytes of) it. */
 		if (declares_body(conn))
-			return send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
+			return http_send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
 		return MHD_YES;
 	}
 	/* A response may only be queued once the body is consumed: discard it, answer last. */
@@ -259,16 +258,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		return MHD_YES;
 	}
 	if (*req == &has_body)
-		return send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
+		return http_send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
 	if (!strcmp(url, w->cfg.metrics_path))
 		return serve_metrics(conn);
 	if (!strcmp(url, "/"))
 		return serve_landing(conn, &w->cfg);
 	if (!strcmp(url, "/healthz"))
-		return send_text(conn, MHD_HTTP_OK, "ok\n");
+		return http_send_text(conn, MHD_HTTP_OK, "ok\n");
 	if (!strcmp(url, "/events") || !strncmp(url, "/events/", 8))
 		return events_http(conn, url);
-	return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+	return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
 /*

@@ -2,7 +2,10 @@
 #ifndef NETSTACK_HTTP_H
 #define NETSTACK_HTTP_H
 
+#include <microhttpd.h>
+
 #include "config.h"
+#include "metrics.h"
 
 /* Start serving in libmicrohttpd's own thread; 0 or -1 (logged). */
 int http_start(const struct config *cfg);
@@ -16,5 +19,11 @@ struct web;
 struct web *http_prepare(const struct config *cfg);
 int http_switch(struct web *w);
 void http_stop(void);
+
+/* Answer with text (copied). */
+enum MHD_Result http_send_text(struct MHD_Connection *conn, unsigned status, const char *text);
+/* Answer 200 with m's bytes, handed over without a copy (m is emptied when that succeeds). */
+enum MHD_Result http_send_mbuf(struct MHD_Connection *conn, const char *type, struct mbuf *m,
+			       bool gzipped);
 
 #endif

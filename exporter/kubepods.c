@@ -73,7 +73,7 @@ static int parse_pod_component(const char *s, size_t n, char *uid)
 static void parse_container_component(const char *s, size_t n, char *cid)
 {
 	static const char *const prefixes[] = { "cri-containerd-", "crio-", "docker-",
-						 "containerd-", "cri-o-" };
+						"containerd-", "cri-o-" };
 	size_t stem;
 
 	cid[0] = '\0';

@@ -130,9 +130,9 @@ struct out {
 	struct labels l; /* values point into nd.key's copy below */
 	char *strs;
 	struct val carry, cur;
-	unsigned nin;  /* inputs assigned */
-	unsigned live; /* of which not expired */
-	bool expired; /* an expired input left it: hand it to the remainder once empty */
+	unsigned nin;	/* inputs assigned */
+	unsigned live;	/* of which not expired */
+	bool expired;	/* an expired input left it: hand it to the remainder once empty */
 	uint32_t netns; /* one namespace it came from, to notice expiry with no inputs left */
 };
 
@@ -281,8 +281,8 @@ static bool out_key(char *buf, size_t len, const struct labels *l, unsigned mask
 		if (!(mask & attrs[i].bit))
 			continue;
 		if (!marker && a) {
-			v = attrs[i].bit == POD_LABEL_NAMESPACE ? a->namespace
-			    : attrs[i].bit == POD_LABEL_POD	? a->pod
+			v = attrs[i].bit == POD_LABEL_NAMESPACE	  ? a->namespace
+			    : attrs[i].bit == POD_LABEL_POD	  ? a->pod
 			    : attrs[i].bit == POD_LABEL_CONTAINER ? a->container
 								  : a->process;
 		}
@@ -410,8 +410,10 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 		}
 	}
 	if (f->nv != nbounds + 1) {
-		log_once(f->logged_shape, LOG_ERROR, "pods: %s changed its bucket count; samples "
-			 "dropped", f->name);
+		log_once(f->logged_shape, LOG_ERROR,
+			 "pods: %s changed its bucket count; samples "
+			 "dropped",
+			 f->name);
 		return;
 	}
 	for (int i = 0; i < l->n; i++) {
@@ -562,7 +564,7 @@ static void fold(struct pods_filter *pf, struct fam *f)
 		in->out = to;
 		to->nin++;
 		to->netns = in->netns;
-keep:
+	keep:
 		val_copy(&in->last, &in->now, f->nv);
 	}
 	/* Empty series of expired pods: their counts join the remainder, the series goes. */
@@ -576,7 +578,8 @@ keep:
 		a = pods_snapshot_find(pf->snap, o->netns);
 		if (!o->expired && !(a && a->expired) && val_total(&o->carry, f->nv))
 			continue;
-		if (val_total(&o->carry, f->nv) && remark_key(key, sizeof(key), &o->l, GONE_LABEL)) {
+		if (val_total(&o->carry, f->nv) &&
+		    remark_key(key, sizeof(key), &o->l, GONE_LABEL)) {
 			gone = smap_find(&f->outs, key);
 			if (!gone)
 				gone = out_new(f, key, OUT_GONE);

@@ -55,10 +55,10 @@ static void *lc_handle;
 static int load_curl(void)
 {
 	static const char *const names[] = {
-		"curl_global_init",  "curl_global_cleanup", "curl_easy_init",
-		"curl_easy_setopt",  "curl_easy_perform",   "curl_easy_getinfo",
-		"curl_easy_reset",   "curl_easy_cleanup",   "curl_easy_strerror",
-		"curl_easy_escape",  "curl_free",	    "curl_slist_append",
+		"curl_global_init",    "curl_global_cleanup", "curl_easy_init",
+		"curl_easy_setopt",    "curl_easy_perform",   "curl_easy_getinfo",
+		"curl_easy_reset",     "curl_easy_cleanup",   "curl_easy_strerror",
+		"curl_easy_escape",    "curl_free",	      "curl_slist_append",
 		"curl_slist_free_all",
 	};
 	void **fn = (void **)&lc;
@@ -96,8 +96,8 @@ static struct pods_cfg {
 static struct {
 	char name[32];
 	unsigned mask;
-	int line;     /* of pod_labels, for the error */
-	bool netns;   /* its labels key lists netns */
+	int line;   /* of pod_labels, for the error */
+	bool netns; /* its labels key lists netns */
 	struct expo_filter *filter;
 } per[MAX_COLLECTORS];
 static int n_per;
@@ -135,12 +135,14 @@ int pods_config_set(const char *key, const char *value, char *err, size_t errlen
 				return 0;
 			}
 		}
-		snprintf(err, errlen, "expected auto, kubernetes, kubelet or none, got '%s'", value);
+		snprintf(err, errlen, "expected auto, kubernetes, kubelet or none, got '%s'",
+			 value);
 		return -1;
 	}
 	if (!strcmp(key, "api_url") || !strcmp(key, "kubelet_url")) {
 		if (*value && strncmp(value, "https://", 8) && strncmp(value, "http://", 7)) {
-			snprintf(err, errlen, "expected an http:// or https:// URL, got '%s'", value);
+			snprintf(err, errlen, "expected an http:// or https:// URL, got '%s'",
+				 value);
 			return -1;
 		}
 		return key[0] == 'a' ? set_str(cfg.api_url, sizeof(cfg.api_url), value, err, errlen)
@@ -183,8 +185,10 @@ int pods_collector_labels(const char *collector, const char *value, int line, ch
 	static const struct {
 		const char *name;
 		unsigned bit;
-	} names[] = { { "namespace", POD_LABEL_NAMESPACE }, { "pod", POD_LABEL_POD },
-		      { "container", POD_LABEL_CONTAINER }, { "process", POD_LABEL_PROCESS },
+	} names[] = { { "namespace", POD_LABEL_NAMESPACE },
+		      { "pod", POD_LABEL_POD },
+		      { "container", POD_LABEL_CONTAINER },
+		      { "process", POD_LABEL_PROCESS },
 		      { "netns", POD_LABEL_NETNS } };
 	char buf[256], *save, *tok;
 	unsigned mask = 0;
@@ -198,8 +202,7 @@ int pods_collector_labels(const char *collector, const char *value, int line, ch
 	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
 		size_t j;
 
-		for (j = 0; j < sizeof(names) / sizeof(names[0]) && strcmp(tok, names[j].name);
-		     j++)
+		for (j = 0; j < sizeof(names) / sizeof(names[0]) && strcmp(tok, names[j].name); j++)
 			;
 		if (j == sizeof(names) / sizeof(names[0])) {
 			snprintf(err, errlen,
@@ -525,8 +528,8 @@ static void scan(void)
 			pthread_mutex_lock(&mu);
 			s->matched = container_name(pod_by_uid(ids.pod_uid), ids.container_id);
 			pthread_mutex_unlock(&mu);
-			if (!s->have_pod || s->matched || (!s->ids.container_id[0] &&
-							   ids.container_id[0]))
+			if (!s->have_pod || s->matched ||
+			    (!s->ids.container_id[0] && ids.container_id[0]))
 				s->ids = ids;
 			s->have_pod = true;
 		}
@@ -550,7 +553,10 @@ static void scan(void)
 		snprintf(e->ns, sizeof(e->ns), "%s", p ? p->ns : "");
 		snprintf(e->pod, sizeof(e->pod), "%s", p ? p->name : "");
 		/* Without the API's name, the short form of the ID docker and crictl show. */
-		snprintf(e->container, sizeof(e->container), "%.*s", cname ? 63 : kube ? 0 : 12,
+		snprintf(e->container, sizeof(e->container), "%.*s",
+			 cname	? 63
+			 : kube ? 0
+				: 12,
 			 cname ? cname : v[i].ids.container_id);
 		snprintf(path, sizeof(path), "/proc/%d/comm", v[i].pid);
 		if (read_small(path, e->process, sizeof(e->process)))
@@ -755,7 +761,8 @@ static void watch_event(struct req *r, const char *line)
 	if (!strcmp(type, "ERROR")) {
 		struct json_object *code;
 
-		if (json_object_object_get_ex(obj, "code", &code) && json_object_get_int(code) == 410)
+		if (json_object_object_get_ex(obj, "code", &code) &&
+		    json_object_get_int(code) == 410)
 			r->gone = true;
 		else
 			r->bad = true;
@@ -885,7 +892,8 @@ static int get(struct req *r, const char *url, long total_timeout)
 		return -1;
 	}
 	if (status == 401 || status == 403) {
-		count_error(E_FORBIDDEN, "HTTP 401/403: the service account needs get, list and watch on pods");
+		count_error(E_FORBIDDEN,
+			    "HTTP 401/403: the service account needs get, list and watch on pods");
 		return -1;
 	}
 	if (status < 200 || status > 299) {
@@ -982,27 +990,29 @@ static bool following;
 /* The configured source, resolved; 0 or -1 when it cannot work (logged). */
 static enum source pick_source(void)
 {
-	const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+	const char *host = getenv("KUBERNETES_SERVICE_HOST"),
+		   *port = getenv("KUBERNETES_SERVICE_PORT");
 	const char *node = getenv("NODE_NAME");
 	enum source s = cfg.source;
 
 	if (!cfg.node_name[0] && node)
 		snprintf(cfg.node_name, sizeof(cfg.node_name), "%s", node);
 	if (!cfg.api_url[0] && host && *host)
-		snprintf(cfg.api_url, sizeof(cfg.api_url), strchr(host, ':') ? "https://[%s]:%s"
-									: "https://%s:%s",
-			 host, port && *port ? port : "443");
+		snprintf(cfg.api_url, sizeof(cfg.api_url),
+			 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
+			 port && *port ? port : "443");
 	if (s == SRC_AUTO) {
 		struct stat st;
 
-		s = cfg.kubelet_url[0]		     ? SRC_KUBELET
+		s = cfg.kubelet_url[0]				   ? SRC_KUBELET
 		    : cfg.api_url[0] && !stat(cfg.token_file, &st) ? SRC_KUBERNETES
-								     : SRC_NONE;
+								   : SRC_NONE;
 	}
 	if (s == SRC_KUBERNETES && (!cfg.api_url[0] || !cfg.node_name[0])) {
-		log_error("pods: the Kubernetes source needs the API address "
-			  "(KUBERNETES_SERVICE_HOST or [pods] api_url) and the node name (NODE_NAME "
-			  "or [pods] node_name); pod and namespace labels stay empty");
+		log_error(
+			"pods: the Kubernetes source needs the API address "
+			"(KUBERNETES_SERVICE_HOST or [pods] api_url) and the node name (NODE_NAME "
+			"or [pods] node_name); pod and namespace labels stay empty");
 		s = SRC_NONE;
 	}
 	if (s == SRC_KUBELET && !cfg.kubelet_url[0]) {
@@ -1037,9 +1047,8 @@ int pods_start(void)
 		if (!per[i].mask)
 			continue;
 		/* Without a pod source, labels degrade to the namespace and a process in it. */
-		per[i].filter = podfold_filter_new(kube ? per[i].mask
-						      : per[i].mask | POD_LABEL_NETNS |
-								POD_LABEL_PROCESS);
+		per[i].filter = podfold_filter_new(
+			kube ? per[i].mask : per[i].mask | POD_LABEL_NETNS | POD_LABEL_PROCESS);
 		if (!per[i].filter)
 			return -1;
 	}
@@ -1057,11 +1066,11 @@ int pods_start(void)
 	log_info("pods: resolving network namespaces every %us; pod source: %s%s (max_series=%u, "
 		 "grace_seconds=%u)",
 		 cfg.refresh,
-		 cfg.source == SRC_KUBERNETES ? "Kubernetes API " :
-		 cfg.source == SRC_KUBELET    ? "kubelet "
+		 cfg.source == SRC_KUBERNETES ? "Kubernetes API "
+		 : cfg.source == SRC_KUBELET  ? "kubelet "
 					      : "none (labels: netns and process)",
-		 cfg.source == SRC_KUBERNETES ? cfg.api_url :
-		 cfg.source == SRC_KUBELET    ? cfg.kubelet_url
+		 cfg.source == SRC_KUBERNETES ? cfg.api_url
+		 : cfg.source == SRC_KUBELET  ? cfg.kubelet_url
 					      : "",
 		 cfg.max_series, cfg.grace);
 	return 0;

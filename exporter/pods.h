@@ -18,7 +18,7 @@
 
 /* What a kubepods cgroup path says about its task. */
 struct kube_ids {
-	char pod_uid[POD_UID_LEN + 1];	       /* dashed form, lower case */
+	char pod_uid[POD_UID_LEN + 1];		 /* dashed form, lower case */
 	char container_id[CONTAINER_ID_MAX + 1]; /* "" for pod-level cgroups and conmon */
 };
 

@@ -153,8 +153,7 @@ static void prog_name(char *buf, size_t len, bool direct, bool sampled)
 		return;
 	}
 	snprintf(buf, len, "%s%s%s%s%s", sampled ? "sample_drop" : "count_drop",
-		 cfg.label_mask ? "_" : "",
-		 cfg.label_mask & DROP_LABEL_FUNCTION ? "f" : "",
+		 cfg.label_mask ? "_" : "", cfg.label_mask & DROP_LABEL_FUNCTION ? "f" : "",
 		 cfg.label_mask & DROP_LABEL_NETNS ? "n" : "",
 		 cfg.label_mask & DROP_LABEL_INTERFACE ? "i" : "");
 }

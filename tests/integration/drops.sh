@@ -29,18 +29,6 @@ M=netstack_skb_drops_total
 # ---------------------------------------------------------------------------------------------
 # Helpers
 
-# stop_exporter: stop the running exporter now (so its BPF program detaches) and neutralise its
-# exit cleanup, whose PID could otherwise belong to someone else by then.
-stop_exporter() {
-	local i cmd="kill $EXPORTER_PID; wait $EXPORTER_PID"
-
-	kill "$EXPORTER_PID" 2>/dev/null
-	wait "$EXPORTER_PID" 2>/dev/null
-	for i in "${!CLEANUPS[@]}"; do
-		[ "${CLEANUPS[i]}" = "$cmd" ] && CLEANUPS[i]=:
-	done
-}
-
 # Regex for drop series with the given reason, family, protocol and optional labels (a regex
 # fragment for the rest of the label set, "" for none).
 series() {

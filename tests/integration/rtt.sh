@@ -46,16 +46,6 @@ RATE2=10mbit
 # ---------------------------------------------------------------------------------------------
 # Helpers
 
-# stop_exporter: stop it now (its programs detach) and drop its exit cleanup.
-stop_exporter() {
-	local i cmd="kill $EXPORTER_PID; wait $EXPORTER_PID"
-
-	kill "$EXPORTER_PID" 2>/dev/null
-	wait "$EXPORTER_PID" 2>/dev/null
-	for i in "${!CLEANUPS[@]}"; do
-		[ "${CLEANUPS[i]}" = "$cmd" ] && CLEANUPS[i]=:
-	done
-}
 snap() { curl -sf "$EXPORTER_URL/metrics" >"$1" || : >"$1"; }
 # fval FILE REGEX: sum of the values of the samples whose name{labels} matches REGEX (floats).
 fval() {

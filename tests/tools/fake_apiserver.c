@@ -78,8 +78,8 @@ static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
-								 MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	MHD_add_response_header(r, "Content-Type", "application/json");
@@ -108,7 +108,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, 404, "{\"kind\":\"Status\",\"code\":404}");
 	snprintf(want, sizeof(want), "Bearer %s", token ? token : "");
 	if (token && (!auth || strcmp(auth, want)))
-		return reply(c, 401, "{\"kind\":\"Status\",\"code\":401,\"reason\":\"Unauthorized\"}");
+		return reply(c, 401,
+			     "{\"kind\":\"Status\",\"code\":401,\"reason\":\"Unauthorized\"}");
 	if (!strcmp(mode, "forbidden"))
 		return reply(c, 403, "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\"}");
 	if (!strcmp(mode, "garbage"))
@@ -123,7 +124,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!s)
 			return MHD_NO;
 		s->deadline = time(NULL) + (to ? atoi(to) : 60);
-		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, watch_reader, s, free);
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, watch_reader, s,
+						      free);
 		MHD_add_response_header(r, "Content-Type", "application/json");
 		ret = MHD_queue_response(c, 200, r);
 		MHD_destroy_response(r);

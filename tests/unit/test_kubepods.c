@@ -37,8 +37,8 @@ static void cgroupfs_driver(void)
 
 static void systemd_driver(void)
 {
-	const char *slice = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
-			    ".slice";
+	const char *slice =
+		"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice";
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/cri-containerd-%s.scope", slice, CID);
