@@ -150,14 +150,13 @@ static __always_inline void sample_headers(struct event_flow *f, struct sk_buff 
 	sample_l4(f, head + th_off);
 }
 
+/* Only the sample_drop* programs call this, loaded only with a rate: no test of it here. */
 static __always_inline void sample_drop_event(struct sk_buff *skb, void *location, __u32 reason)
 {
 	struct net_device *dev;
 	struct event *e;
 	struct sock *sk;
 
-	if (!sample_cfg.rate)
-		return;
 	e = sample_begin(EV_DROP);
 	if (!e)
 		return;

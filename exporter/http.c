@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * HTTP front end: /metrics, a landing page and /healthz, optionally over TLS (GnuTLS, with
- * client certificates) and behind basic auth. One libmicrohttpd polling thread per daemon;
- * a reload starts a new daemon on the same listening socket, so scrapes take the scrape lock.
+ * HTTP front end: /metrics, the status page, /events and /healthz, optionally over TLS
+ * (GnuTLS, with client certificates) and behind basic auth. One libmicrohttpd polling thread
+ * per daemon; a reload starts a new daemon on the same listening socket, so scrapes take the
+ * scrape lock.
  */
 #include <arpa/inet.h>
 #include <crypt.h>
