@@ -15,13 +15,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/bench/lib.sh
-BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-5}
 FLOOD_SECONDS=${FLOOD_SECONDS:-2}
-EXPORTER=$BUILD/netstack_exporter
 UDPFLOOD=$BUILD/tests/udpflood
 FLOOR=$BUILD/tests/bench_floor
-STATS=/proc/sys/kernel/bpf_stats_enabled
 # The variants, in the order of the first round; one line each.
 VARIANTS=(none floor)
 TITLE=([none]="no tracer" [floor]="floor (empty prog)")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Shared by the benchmarks (sourced after the caller sets TMP, EXPORTER, FLOOR_CMD (the floor
+# Shared by the benchmarks (sourced first; the caller then sets TMP, FLOOR_CMD (the floor
 # program's loader and its arguments, an array) and PROG (our program's name per variant)).
 # A variant is attached alone; "floor" is the empty program, "none" attaches nothing (the
 # throughput reference), a variant with a command in EXTERNAL (a peer tool such as bpftrace)
@@ -8,6 +8,10 @@
 # the kernel's bpf_stats: bpftool for the floor and peers, the exporter's own /metrics for ours.
 # Every script's summary also goes, one tab-separated row per figure, to $BENCH_ROWS when set:
 # tests/bench/report.sh makes the one table of `make bench` from them.
+
+BUILD=${BUILD:-build}
+EXPORTER=$BUILD/netstack_exporter
+STATS=/proc/sys/kernel/bpf_stats_enabled
 
 # Per variant: its reference when not the floor, a peer's command and its program, the
 # exporter's configuration (INI text), its title, program and target.

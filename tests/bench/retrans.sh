@@ -12,15 +12,12 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/bench/lib.sh
-BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-7}
 FLOOD_SECONDS=${FLOOD_SECONDS:-3}
 FLOWS=${FLOWS:-16}
 DROP_PERCENT=${DROP_PERCENT:-5}
-EXPORTER=$BUILD/netstack_exporter
 TCPBULK=$BUILD/tests/tcpbulk
 FLOOR=$BUILD/tests/bench_floor
-STATS=/proc/sys/kernel/bpf_stats_enabled
 HOOK=tcp_retransmit_skb
 PORT=5301
 TARGET_DEFAULT=1.5

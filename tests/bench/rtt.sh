@@ -12,13 +12,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/bench/lib.sh
-BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-5}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-2}
-EXPORTER=$BUILD/netstack_exporter
 TCPBULK=$BUILD/tests/tcpbulk
 FLOOR=$BUILD/tests/bench_rtt_floor
-STATS=/proc/sys/kernel/bpf_stats_enabled
 declare -A PROG=([default]=tcp_rtt_sockops [netns]=tcp_rtt_sockops_labels
 	[all]=tcp_rtt_sockops_labels)
 TARGET_DEFAULT=1.5

@@ -16,12 +16,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/bench/lib.sh
-BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-3}
 WRK_SECONDS=${WRK_SECONDS:-3}
 SERIES=${SERIES:-auto 10000 100000}
 STARTS=${STARTS:-5}
-EXPORTER=$BUILD/netstack_exporter
 FILL=$BUILD/tests/dropsfill
 NODE_EXPORTER=${NODE_EXPORTER:-prometheus-node-exporter}
 WRK_LUA=tests/bench/wrk_summary.lua
