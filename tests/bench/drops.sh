@@ -82,18 +82,8 @@ closed_udp_port() {
 	return 1
 }
 
-# Programs attached to kfree_skb, ours included (a tp_btf link names its tracepoint).
-kfree_skb_links() { bpftool link show 2>/dev/null | grep -c "'kfree_skb'"; }
-
-# Other users of the hook (another exporter, a test) share the CPUs and add their own events:
-# give them a second to go away, then measure anyway and say so.
-wait_hook_free() {
-	for _ in $(seq 10); do
-		[ "$(kfree_skb_links)" -eq 0 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# Links on the hook, ours included (tests/bench/lib.sh: hook_links, wait_hook_free).
+HOOK_LINK="'kfree_skb'"
 
 
 
@@ -114,7 +104,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		# A tp_btf link of our own, except for no tracer and bpftrace (a perf event).
 		links=1
 		{ [ "$v" = none ] || [ -n "${EXTERNAL[$v]:-}" ]; } && links=0
-		[ "$(kfree_skb_links)" -eq "$links" ] || note="shared-hook"
+		[ "$(hook_links)" -eq "$links" ] || note="shared-hook"
 		w0=$(now)
 		"$UDPFLOOD" 127.0.0.1 "$UDP_PORT" 0 "$FLOOD_SECONDS" >"$TMP/flood.out" &
 		FLOOD_PID=$!
@@ -122,7 +112,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		FLOOD_PID=
 		w1=$(now)
 		read -r t1 c1 < <(read_stats "$v")
-		[ "$(kfree_skb_links)" -eq "$links" ] || note="shared-hook"
+		[ "$(hook_links)" -eq "$links" ] || note="shared-hook"
 		# The flood's drops must carry the optional labels, or the config did not apply.
 		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'interface="lo"'; then
 			note="$note no-interface-label"

@@ -13,6 +13,20 @@ BUILD=${BUILD:-build}
 EXPORTER=$BUILD/netstack_exporter
 STATS=/proc/sys/kernel/bpf_stats_enabled
 
+# Links attached to the benchmark's hook, ours included (HOOK_LINK: what `bpftool link show`
+# prints for it).
+hook_links() { bpftool link show 2>/dev/null | grep -c -- "$HOOK_LINK"; }
+
+# Someone else's program on the hook (another exporter, a test) shares the CPUs and may add
+# events: give it a second to go away, then measure anyway (the caller says so).
+wait_hook_free() {
+	for _ in $(seq 10); do
+		[ "$(hook_links)" -eq 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Per variant: its reference when not the floor, a peer's command and its program, the
 # exporter's configuration (INI text), its title, program and target.
 declare -A REF=() EXTERNAL=() EXTERNAL_PROG=() CONFIG=() TITLE=() PROG=() TARGET=()

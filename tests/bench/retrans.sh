@@ -121,17 +121,8 @@ for v in default netns; do
 	} >"$TMP/$v.ini"
 done
 
-links_on_hook() { bpftool link show 2>/dev/null | grep -c "'$HOOK'"; }
-
-# Someone else's program on the hook (another exporter, a test) shares the CPUs: give it a
-# second to go away, then measure anyway and say so.
-wait_hook_free() {
-	for _ in $(seq 10); do
-		[ "$(links_on_hook)" -eq 0 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# Links on the hook, ours included (tests/bench/lib.sh: hook_links, wait_hook_free).
+HOOK_LINK="'$HOOK'"
 
 
 
@@ -166,14 +157,14 @@ SHARED=0
 for ((r = 0; r < ROUNDS; r++)); do
 	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
 		begin_run "$r" "$k" || continue
-		[ "$(links_on_hook)" -eq 1 ] || note="shared-hook"
+		[ "$(hook_links)" -eq 1 ] || note="shared-hook"
 		s0=$(retrans_segs)
 		w0=$(now)
 		flood
 		w1=$(now)
 		s1=$(retrans_segs)
 		read -r t1 c1 < <(read_stats "$v")
-		[ "$(links_on_hook)" -eq 1 ] || note="shared-hook"
+		[ "$(hook_links)" -eq 1 ] || note="shared-hook"
 		# The netns label must be on, or the config did not apply.
 		if [ "$v" = netns ] && ! curl -sf "$URL/metrics" |
 			grep -q '^netstack_tcp_retransmits_total{.*,netns="[0-9]*"}'; then

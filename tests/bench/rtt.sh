@@ -56,18 +56,8 @@ trap 'exit 143' TERM
 echo 1 >"$STATS" || die "cannot enable kernel.bpf_stats_enabled"
 
 
-# sockops programs attached anywhere, ours included.
-sockops_links() { bpftool link show 2>/dev/null | grep -c 'attach_type cgroup_sock_ops'; }
-
-# Other sockops programs (another exporter, a test) run on the same callbacks and compete for
-# the CPUs: give them a second to go away, then measure anyway and say so.
-wait_hook_free() {
-	for _ in $(seq 10); do
-		[ "$(sockops_links)" -eq 0 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# Links on the hook, ours included (tests/bench/lib.sh: hook_links, wait_hook_free).
+HOOK_LINK='attach_type cgroup_sock_ops'
 
 # Only the RTT collector: the others' programs are not on this event stream, but their CPU is.
 cat >"$TMP/default.ini" <<EOF
@@ -111,7 +101,7 @@ SHARED=0
 for ((r = 0; r < ROUNDS; r++)); do
 	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
 		begin_run "$r" "$k" || continue
-		[ "$(sockops_links)" -eq 1 ] || note="shared-hook"
+		[ "$(hook_links)" -eq 1 ] || note="shared-hook"
 		w0=$(now)
 		"$TCPBULK" send 127.0.0.1 "$PORT" "$SECONDS_PER_RUN" >"$TMP/bulk.out" 2>&1 &
 		BULK_PID=$!
@@ -119,7 +109,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		BULK_PID=
 		w1=$(now)
 		read -r t1 c1 < <(read_stats "$v")
-		[ "$(sockops_links)" -eq 1 ] || note="shared-hook"
+		[ "$(hook_links)" -eq 1 ] || note="shared-hook"
 		# The transfer's samples must carry the optional labels, or the config did not apply.
 		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'rtt_kind="sample"'; then
 			note="$note no-rtt_kind-label"
