@@ -36,13 +36,16 @@ const volatile __u32 label_mask;
 
 /*
  * Default labels: one counter per (reason, family, protocol), a plain index, so the hot path
- * is an inlined array lookup. The array covers reasons [0, SKB_DROP_REASON_MAX); reason 0
- * (SKB_NOT_DROPPED_YET) is never a drop, so its slots collect what the hash below could not
- * hold and what the array does not cover.
+ * is an inlined array lookup. A by-CPU array (bpf/maps.bpf.h), one slice of DROP_STRIDE
+ * counters per CPU: the lookup is arithmetic, where a per-CPU array first loads the value's
+ * pointer, and user space maps it (BPF_F_MMAPABLE) to read it without a system call. Each
+ * slice covers reasons [0, SKB_DROP_REASON_MAX); reason 0 (SKB_NOT_DROPPED_YET) is never a
+ * drop, so its slots collect what the hash below could not hold and the array does not cover.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1); /* resized to SKB_DROP_REASON_MAX * families * protocols */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* resized to possible CPUs * DROP_STRIDE(SKB_DROP_REASON_MAX) */
 	__type(key, __u32);
 	__type(value, __u64);
 } skb_drops_by_reason SEC(".maps");
@@ -129,14 +132,16 @@ static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *pr
 	*proto = l4_proto(sk->sk_protocol);
 }
 
-/* Add one to the array slot of (reason, family, proto); false when reason is past the array. */
+/* Add one to this CPU's slot of (reason, family, proto); false when reason is past the array. */
 static __always_inline bool array_count(__u32 reason, __u8 family, __u8 proto)
 {
-	__u32 idx = DROP_INDEX(reason, family, proto);
+	/* A constant in the program (CO-RE), the same the exporter reads from BTF. */
+	__u32 max = bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_MAX);
+	__u32 idx = cpu_slice(DROP_STRIDE(max)) + DROP_INDEX(reason, family, proto);
 	__u64 *v;
 
-	/* Subsystem reasons (high bits) would wrap the index around. */
-	if (reason >> DROP_REASON_SUBSYS_SHIFT)
+	/* Also subsystem reasons (high bits), which would wrap the index around. */
+	if (reason >= max)
 		return false;
 	v = bpf_map_lookup_elem(&skb_drops_by_reason, &idx);
 	if (!v)

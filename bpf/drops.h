@@ -3,6 +3,8 @@
 #ifndef NETSTACK_DROPS_H
 #define NETSTACK_DROPS_H
 
+#include "cpu_array.h"
+
 enum drop_family { FAMILY_IPV4, FAMILY_IPV6, FAMILY_ARP, FAMILY_OTHER, NR_FAMILIES };
 enum drop_proto { PROTO_TCP, PROTO_UDP, PROTO_ICMP, PROTO_ICMPV6, PROTO_OTHER, NR_PROTOS };
 
@@ -32,5 +34,7 @@ struct drop_key {
  * holds the overflow: drops the hash had no room for, whose reason the array does not cover.
  */
 #define DROP_INDEX(reason, family, proto) (((reason)*NR_FAMILIES + (family)) * NR_PROTOS + (proto))
+/* A CPU's slice of the by-CPU array for reasons below max (bpf/cpu_array.h). */
+#define DROP_STRIDE(max) CPU_STRIDE(DROP_INDEX(max, 0, 0))
 
 #endif

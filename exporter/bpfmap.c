@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bpfmap.h"
 
@@ -40,39 +41,58 @@ uint32_t cpu_array_entries(uint32_t stride)
 
 int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint32_t stride)
 {
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
 	int err = percpu_reader_init(r, fd, sizeof(uint32_t), slots);
 
 	if (err)
 		return err;
 	r->stride = stride;
+	for (uint32_t i = 0; i < slots; i++)
+		((uint32_t *)r->keys)[i] = i;
+	/* A BPF_F_MMAPABLE array is read in place, without a system call per scrape. */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && (info.map_flags & BPF_F_MMAPABLE)) {
+		r->mapped_len = (size_t)r->ncpus * stride * sizeof(uint64_t);
+		r->mapped = mmap(NULL, r->mapped_len, PROT_READ, MAP_SHARED, fd, 0);
+		if (r->mapped != MAP_FAILED)
+			return 0;
+		err = -errno;
+		r->mapped = NULL;
+		percpu_reader_free(r);
+		return err;
+	}
 	/* Values, then room for the u32 keys a batch lookup returns with them. */
 	r->raw = calloc((size_t)r->ncpus * stride, sizeof(uint64_t) + sizeof(uint32_t));
 	if (!r->raw) {
 		percpu_reader_free(r);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < slots; i++)
-		((uint32_t *)r->keys)[i] = i;
 	return 0;
 }
 
-/* The whole by-CPU array in one batch (key by key where the kernel lacks batches). */
+/* The whole by-CPU array: in place, or in one batch (key by key where the kernel lacks it). */
 static int read_cpu_array(struct percpu_reader *r)
 {
 	uint32_t total = (uint32_t)r->ncpus * r->stride, count = total, cursor;
 	/* The keys the batch returns go after the values (cpu_array_reader_init sized raw). */
 	uint32_t *keys = (uint32_t *)(r->raw + total);
+	const volatile uint64_t *v = r->mapped;
 	int err;
 
-	err = bpf_map_lookup_batch(r->fd, NULL, &cursor, keys, r->raw, &count, NULL);
-	if ((err && err != -ENOENT) || count != total) {
-		for (uint32_t k = 0; k < total; k++)
-			if (bpf_map_lookup_elem(r->fd, &k, r->raw + k))
-				return -errno;
+	if (!v) {
+		err = bpf_map_lookup_batch(r->fd, NULL, &cursor, keys, r->raw, &count, NULL);
+		if ((err && err != -ENOENT) || count != total) {
+			for (uint32_t k = 0; k < total; k++)
+				if (bpf_map_lookup_elem(r->fd, &k, r->raw + k))
+					return -errno;
+		}
+		v = r->raw;
 	}
+	/* Each CPU writes only its own slice; an aligned u64 load sees a whole value. */
+	memset(r->sums, 0, r->max_entries * sizeof(uint64_t));
 	for (int c = 0; c < r->ncpus; c++)
 		for (uint32_t i = 0; i < r->max_entries; i++)
-			r->values[(size_t)i * r->ncpus + c] = r->raw[(size_t)c * r->stride + i];
+			r->sums[i] += v[(size_t)c * r->stride + i];
 	return (int)r->max_entries;
 }
 
@@ -112,13 +132,9 @@ int percpu_reader_read(struct percpu_reader *r)
 
 	if (r->key_size > sizeof(batch))
 		return -EINVAL;
-	if (r->stride) {
-		err = read_cpu_array(r);
-		if (err < 0)
-			return err;
-		n = err;
-	}
-	while (!r->stride && n < r->max_entries && err != -ENOENT) {
+	if (r->stride)
+		return read_cpu_array(r);
+	while (n < r->max_entries && err != -ENOENT) {
 		uint32_t count = r->max_entries - n;
 
 		err = bpf_map_lookup_batch(r->fd, first ? NULL : batch, batch,
@@ -145,5 +161,8 @@ void percpu_reader_free(struct percpu_reader *r)
 	free(r->values);
 	free(r->sums);
 	free(r->raw);
+	if (r->mapped)
+		munmap((void *)r->mapped, r->mapped_len);
 	r->keys = r->values = r->sums = r->raw = NULL;
+	r->mapped = NULL;
 }

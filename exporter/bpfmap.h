@@ -16,7 +16,9 @@ struct percpu_reader {
 	uint32_t max_entries;
 	uint32_t stride; /* by-CPU array only */
 	int ncpus;
-	uint64_t *raw;	  /* by-CPU array only: ncpus * stride as the map holds them */
+	uint64_t *raw; /* by-CPU array only: ncpus * stride as the map holds them */
+	const volatile uint64_t *mapped; /* the same, mapped (BPF_F_MMAPABLE) */
+	size_t mapped_len;
 	void *keys;	  /* max_entries * key_size */
 	uint64_t *values; /* max_entries * ncpus */
 	uint64_t *sums;	  /* max_entries: values summed over CPUs */

@@ -199,7 +199,8 @@ static int drops_start(void)
 	skel->rodata->label_mask = cfg.label_mask;
 	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
 	array_size = DROP_INDEX(reasons.max, 0, 0);
-	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason, array_size);
+	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason,
+				 cpu_array_entries(DROP_STRIDE(reasons.max)));
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
 	err = pin_prepare(skel->skeleton, "drops");
 	if (err)
@@ -219,8 +220,8 @@ static int drops_start(void)
 	if (err)
 		goto cleanup;
 	events_loaded(skel->obj, EV_DROP);
-	err = percpu_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
-				 sizeof(uint32_t), array_size);
+	err = cpu_array_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
+				    array_size, DROP_STRIDE(reasons.max));
 	if (!err)
 		err = percpu_reader_init(&by_key, bpf_map__fd(skel->maps.skb_drops),
 					 sizeof(struct drop_key), cfg.max_series);
