@@ -50,21 +50,57 @@ struct {
 	__type(value, __u64);
 } skb_drops_by_reason SEC(".maps");
 
-/* Optional labels, and reasons past the array (subsystem reasons): bounded by max_series. */
+/*
+ * Optional labels, and reasons past the array (subsystem reasons): each label tuple gets a
+ * slot on first sight, bounded by max_series, and is counted in the slot's by-CPU counters.
+ * Keys are never deleted, so user space learns a slot's key once (skb_drop_keys) and then
+ * reads only the mapped counters: no copy of a hash per scrape.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* resized to max_series */
 	__type(key, struct drop_key);
-	__type(value, __u64);
+	__type(value, struct drop_slot);
 } skb_drops SEC(".maps");
 
-/* Events the hash had no room for (they are still counted in the array). */
+/* The key of each slot; its reason is written last (0 until then: never a drop). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* resized to max_series */
+	__type(key, __u32);
+	__type(value, struct drop_key);
+} skb_drop_keys SEC(".maps");
+
+/* By-CPU counters of the slots: possible CPUs * slot_stride. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} skb_drop_counts SEC(".maps");
+
+/* [0]: slots handed out so far (at most a few past max_series: those were refused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} skb_drop_slots SEC(".maps");
+
+/* Events with no slot left (they are still counted in the array). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
 } skb_drops_overflow SEC(".maps");
+
+/* Set before load; read only when a new label tuple takes a slot. */
+const volatile __u32 max_series = 1;
+const volatile __u32 slot_stride = CPU_STRIDE(1);
 
 static __always_inline __u8 l4_proto(__u8 p)
 {
@@ -150,6 +186,49 @@ static __always_inline bool array_count(__u32 reason, __u8 family, __u8 proto)
 	return true;
 }
 
+/* A new label tuple's slot; NULL when all max_series slots are taken. */
+static __always_inline struct drop_slot *new_slot(const struct drop_key *key)
+{
+	__u32 zero = 0, slot;
+	__u32 *next = bpf_map_lookup_elem(&skb_drop_slots, &zero);
+	struct drop_key *k;
+
+	/* Tested first so that a full map does not wind the counter round. */
+	if (!next || *next >= max_series)
+		return NULL;
+	slot = __sync_fetch_and_add(next, 1);
+	k = bpf_map_lookup_elem(&skb_drop_keys, &slot);
+	if (!k)
+		return NULL;
+	/* User space takes a slot whose reason is set as complete (stores stay in order). */
+	k->location = key->location;
+	k->netns = key->netns;
+	__builtin_memcpy(k->ifname, key->ifname, sizeof(k->ifname));
+	k->family = key->family;
+	k->proto = key->proto;
+	asm volatile("" ::: "memory");
+	k->reason = key->reason;
+
+	struct drop_slot v = { .slot = slot, .stride = slot_stride };
+
+	/* EEXIST: another CPU gave the key a slot first; ours stays at 0, its key a duplicate. */
+	bpf_map_update_elem(&skb_drops, key, &v, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&skb_drops, key);
+}
+
+/* Add one to key's counter on this CPU; false when it has no slot and none is left. */
+static __always_inline bool slot_count(const struct drop_key *key)
+{
+	struct drop_slot *s = bpf_map_lookup_elem(&skb_drops, key);
+
+	if (!s)
+		s = new_slot(key);
+	if (!s)
+		return false;
+	array_add(&skb_drop_counts, bpf_get_smp_processor_id() * s->stride + s->slot, 1);
+	return true;
+}
+
 /* labels: a constant in every program but count_drop_compat, so unused label code is gone. */
 static __always_inline int count(struct sk_buff *skb, void *location, __u32 reason,
 				 const __u32 labels, const bool direct, const bool sampled)
@@ -182,7 +261,7 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	if ((labels & DROP_LABEL_INTERFACE) && dev)
 		__builtin_memcpy(key.ifname, dev->name, sizeof(key.ifname));
 
-	if (hash_add(&skb_drops, &key, 1))
+	if (slot_count(&key))
 		return 0;
 	/* Map full: keep the reason in the array so sums by reason stay exact, and say so. */
 	if (!array_count(reason, family, proto))

@@ -26,6 +26,15 @@ struct drop_key {
 	__u8 pad[6];
 };
 
+/*
+ * Value of the skb_drops hash: the key's slot in skb_drop_counts and that map's stride per CPU
+ * (kept here so the counting path reads no global data).
+ */
+struct drop_slot {
+	__u32 slot;
+	__u32 stride;
+};
+
 /* Reasons from subsystems (mac80211, openvswitch, ...) carry the subsystem in these high bits. */
 #define DROP_REASON_SUBSYS_SHIFT 16
 

@@ -13,6 +13,19 @@
 #define ENOTSUPP 524 /* kernel-internal, returned by some map types */
 #endif
 
+const void *map_view(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void map_view_free(const void *p, size_t len)
+{
+	if (p)
+		munmap((void *)p, len);
+}
+
 int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries)
 {
 	memset(r, 0, sizeof(*r));
@@ -53,11 +66,10 @@ int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint3
 	/* A BPF_F_MMAPABLE array is read in place, without a system call per scrape. */
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && (info.map_flags & BPF_F_MMAPABLE)) {
 		r->mapped_len = (size_t)r->ncpus * stride * sizeof(uint64_t);
-		r->mapped = mmap(NULL, r->mapped_len, PROT_READ, MAP_SHARED, fd, 0);
-		if (r->mapped != MAP_FAILED)
+		r->mapped = map_view(fd, r->mapped_len);
+		if (r->mapped)
 			return 0;
 		err = -errno;
-		r->mapped = NULL;
 		percpu_reader_free(r);
 		return err;
 	}
@@ -161,8 +173,7 @@ void percpu_reader_free(struct percpu_reader *r)
 	free(r->values);
 	free(r->sums);
 	free(r->raw);
-	if (r->mapped)
-		munmap((void *)r->mapped, r->mapped_len);
+	map_view_free((const void *)r->mapped, r->mapped_len);
 	r->keys = r->values = r->sums = r->raw = NULL;
 	r->mapped = NULL;
 }

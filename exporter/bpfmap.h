@@ -24,6 +24,10 @@ struct percpu_reader {
 	uint64_t *sums;	  /* max_entries: values summed over CPUs */
 };
 
+/* A read-only view of len bytes of a BPF_F_MMAPABLE array; NULL (errno set) on failure. */
+const void *map_view(int fd, size_t len);
+void map_view_free(const void *p, size_t len);
+
 int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries);
 /* The by-CPU array's size in entries: possible CPUs * stride (0 if that is unknown). */
 uint32_t cpu_array_entries(uint32_t stride);

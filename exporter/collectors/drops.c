@@ -40,7 +40,11 @@ static struct {
 static struct drops_bpf *skel;
 static struct reason_table reasons;
 static struct ksyms ksyms;
-static struct percpu_reader by_reason, by_key, overflow;
+static struct percpu_reader by_reason, by_slot, overflow;
+/* The labelled series' slots (bpf/drops.bpf.c): their keys and how many were handed out. */
+static const struct drop_key *slot_keys;
+static const uint32_t *slots_next;
+static size_t slot_keys_len;
 static bool logged_overflow, logged_unknown;
 
 /* One rendered series before merging: several locations can share a function. */
@@ -56,10 +60,10 @@ struct row {
 };
 
 /*
- * The hash's rows in the order the kernel returned its keys, and the order to render them in
- * (with SAME_AS_PREV when a row renders as the same series as the one before it). Both are
- * kept across scrapes: the kernel returns an unchanged hash's keys in the same order, so the
- * sort (a tenth of a 10k-series scrape) runs only when a key changed.
+ * The labelled series' rows, one per slot in slot order, and the order to render them in (with
+ * SAME_AS_PREV when a row renders as the same series as the one before it). Both are kept
+ * across scrapes: a slot's key never changes, so the sort (a tenth of a 10k-series scrape)
+ * runs only when new slots were taken.
  */
 #define SAME_AS_PREV (1u << 31)
 static struct row *rows;
@@ -133,7 +137,11 @@ static void drops_stop(void)
 	reasons_free(&reasons);
 	ksyms_free(&ksyms);
 	percpu_reader_free(&by_reason);
-	percpu_reader_free(&by_key);
+	percpu_reader_free(&by_slot);
+	map_view_free(slot_keys, slot_keys_len);
+	map_view_free(slots_next, sizeof(*slots_next));
+	slot_keys = NULL;
+	slots_next = NULL;
 	percpu_reader_free(&overflow);
 	free(rows);
 	free(order);
@@ -202,6 +210,11 @@ static int drops_start(void)
 	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason,
 				 cpu_array_entries(DROP_STRIDE(reasons.max)));
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
+	bpf_map__set_max_entries(skel->maps.skb_drop_keys, cfg.max_series);
+	bpf_map__set_max_entries(skel->maps.skb_drop_counts,
+				 cpu_array_entries(CPU_STRIDE(cfg.max_series)));
+	skel->rodata->max_series = cfg.max_series;
+	skel->rodata->slot_stride = CPU_STRIDE(cfg.max_series);
 	err = pin_prepare(skel->skeleton, "drops");
 	if (err)
 		goto cleanup;
@@ -223,8 +236,17 @@ static int drops_start(void)
 	err = cpu_array_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
 				    array_size, DROP_STRIDE(reasons.max));
 	if (!err)
-		err = percpu_reader_init(&by_key, bpf_map__fd(skel->maps.skb_drops),
-					 sizeof(struct drop_key), cfg.max_series);
+		err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.skb_drop_counts),
+					    cfg.max_series, CPU_STRIDE(cfg.max_series));
+	if (!err) {
+		slot_keys_len = (size_t)cfg.max_series * sizeof(*slot_keys);
+		slot_keys = map_view(bpf_map__fd(skel->maps.skb_drop_keys), slot_keys_len);
+		slots_next = map_view(bpf_map__fd(skel->maps.skb_drop_slots), sizeof(*slots_next));
+		if (!slot_keys || !slots_next) {
+			err = -errno;
+			log_error("drops: cannot map the series' keys: %s", strerror(-err));
+		}
+	}
 	if (!err)
 		err = percpu_reader_init(&overflow, bpf_map__fd(skel->maps.skb_drops_overflow),
 					 sizeof(uint32_t), 1);
@@ -332,15 +354,6 @@ static void row_from_key(struct row *r, const struct drop_key *k)
 	memcpy(r->ifname, k->ifname, DROP_IFNAMSIZ);
 }
 
-/* Whether k still gives row r (everything the order depends on). */
-static bool row_is(const struct row *r, const struct drop_key *k)
-{
-	return r->reason == k->reason && r->location == k->location && r->netns == k->netns &&
-	       r->family == (k->family < NR_FAMILIES ? k->family : FAMILY_OTHER) &&
-	       r->proto == (k->proto < NR_PROTOS ? k->proto : PROTO_OTHER) &&
-	       !memcmp(r->ifname, k->ifname, DROP_IFNAMSIZ);
-}
-
 static int cmp_order(const void *a, const void *b)
 {
 	return cmp_row(&rows[*(const uint32_t *)a], &rows[*(const uint32_t *)b]);
@@ -351,41 +364,49 @@ static struct row *ordered(size_t h)
 	return &rows[order[h] & ~SAME_AS_PREV];
 }
 
-/* The hash's rows from this read; sorts again only when a key changed. */
-static int hash_rows(int nk)
+/*
+ * The labelled rows: keys of the slots taken since the last scrape, then every slot's count. A
+ * slot whose reason is still 0 is being written: it and those after it wait for the next
+ * scrape (their counts only show once their key does).
+ */
+static int slot_rows(void)
 {
-	bool changed = (size_t)nk != rows_n;
+	uint32_t n = __atomic_load_n(slots_next, __ATOMIC_RELAXED), i;
+	size_t known = rows_n;
 
-	if ((uint32_t)nk >= SAME_AS_PREV)
-		return -1;
-	if ((size_t)nk > rows_cap) {
-		struct row *r = realloc(rows, nk * sizeof(*r));
+	if (n > cfg.max_series)
+		n = cfg.max_series;
+	if (n > rows_cap) {
+		struct row *r = realloc(rows, n * sizeof(*r));
 		uint32_t *o;
 
 		if (!r)
 			return -1;
 		rows = r;
-		o = realloc(order, nk * sizeof(*o));
+		o = realloc(order, n * sizeof(*o));
 		if (!o)
 			return -1;
 		order = o;
-		rows_cap = nk;
+		rows_cap = n;
 	}
-	for (int i = 0; i < nk; i++) {
-		const struct drop_key *k = (struct drop_key *)by_key.keys + i;
+	for (i = rows_n; i < n; i++) {
+		struct drop_key k;
 
-		if (changed || !row_is(&rows[i], k)) {
-			row_from_key(&rows[i], k);
-			changed = true;
-		}
-		rows[i].value = by_key.sums[i];
+		/* The kernel writes the reason last; read it first. */
+		k.reason = __atomic_load_n(&slot_keys[i].reason, __ATOMIC_ACQUIRE);
+		if (!k.reason)
+			break;
+		memcpy(&k, &slot_keys[i], sizeof(k));
+		row_from_key(&rows[i], &k);
 	}
-	rows_n = nk;
-	if (changed) {
-		for (int i = 0; i < nk; i++)
+	rows_n = i;
+	for (i = 0; i < rows_n; i++)
+		rows[i].value = by_slot.sums[i];
+	if (rows_n != known) {
+		for (i = 0; i < rows_n; i++)
 			order[i] = i;
-		qsort(order, nk, sizeof(*order), cmp_order);
-		for (int i = 1; i < nk; i++)
+		qsort(order, rows_n, sizeof(*order), cmp_order);
+		for (i = 1; i < rows_n; i++)
 			if (!cmp_row(ordered(i - 1), ordered(i)))
 				order[i] |= SAME_AS_PREV;
 	}
@@ -426,7 +447,7 @@ static int drops_collect(struct expo *e)
 	size_t h = 0;
 
 	na = percpu_reader_read(&by_reason);
-	nk = percpu_reader_read(&by_key);
+	nk = percpu_reader_read(&by_slot);
 	no = percpu_reader_read(&overflow);
 	if (na < 0 || nk < 0 || no < 0) {
 		int err = na < 0 ? na : nk < 0 ? nk : no;
@@ -434,7 +455,7 @@ static int drops_collect(struct expo *e)
 		log_warn("drops: cannot read maps: %s", strerror(-err));
 		return -1;
 	}
-	if (hash_rows(nk))
+	if (slot_rows())
 		return -1;
 
 	expo_family(e, "netstack_skb_drops_total", METRIC_COUNTER,

@@ -71,8 +71,9 @@ run "$TMP/run2.log" || {
 	not_ok "exporter restarts"
 	finish
 }
-# skb_drops_by_reason, skb_drops, skb_drops_overflow and the sampling counters (events_*).
-check "restart reused the pinned maps" grep -q 'pin: drops: 5 pinned map(s) reused' "$TMP/run2.log"
+# skb_drops_by_reason, skb_drops, skb_drop_{keys,counts,slots}, skb_drops_overflow and the
+# sampling counters (events_*).
+check "restart reused the pinned maps" grep -q 'pin: drops: 8 pinned map(s) reused' "$TMP/run2.log"
 equal_soon "after kill -9 and 150 drops while down"
 drop 50
 equal_soon "restarted exporter counts on, once"
@@ -90,7 +91,8 @@ wait "$PID"
 write_ini 8192
 run "$TMP/run4.log"
 check "changed max_series: pins replaced with a log line" \
-	grep -q "pin: $PIN/drops/map_skb_drops: another max_entries; replacing it" "$TMP/run4.log"
+	grep -q "pin: $PIN/drops/map_skb_drops: the collector's settings changed; replacing it" \
+	"$TMP/run4.log"
 check_eq "... and the counter restarted" 0 "$(scrape_sum "$SERIES")"
 drop 7
 check_eq "... then counts again" 7 "$(scrape_sum "$SERIES")"
