@@ -30,9 +30,9 @@
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* resized to RT_STRIDE * possible CPUs */
+	__uint(max_entries, 1); /* resized to possible CPUs */
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, __u64[RT_STRIDE]);
 } tcp_retransmits SEC(".maps");
 
 /* With the netns label: the same slots per netns, bounded by max_series. */
@@ -66,20 +66,20 @@ static __always_inline __u32 clamp_state(__u8 state)
 }
 
 /* Add n to a slot; false when the hash was full and the array took it instead. */
-static __always_inline bool add(const struct sock *sk, __u32 slice, __u32 slot, __u64 n,
+static __always_inline bool add(const struct sock *sk, __u64 *slice, __u32 slot, __u64 n,
 				const bool netns)
 {
 	struct retrans_key key = { .slot = slot };
 
 	if (!netns) {
-		array_add(&tcp_retransmits, slice + slot, n);
+		slice_add(slice, slot, n, RT_STRIDE);
 		return true;
 	}
 	key.netns = sk->__sk_common.skc_net.net->ns.inum;
 	if (hash_add(&tcp_retransmits_netns, &key, n))
 		return true;
 	/* Map full: sums without the netns label stay exact. */
-	array_add(&tcp_retransmits, slice + slot, n);
+	slice_add(slice, slot, n, RT_STRIDE);
 	return false;
 }
 
@@ -87,7 +87,8 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 					      int err, const bool netns)
 {
 	__u8 family = sk_family(sk);
-	__u32 slot, slice = cpu_slice(RT_STRIDE);
+	__u64 *slice = cpu_slice_of(&tcp_retransmits);
+	__u32 slot;
 	bool ok = true;
 
 	sample_retrans(sk, &sk->__sk_common, RT_KIND_RETRANSMIT);
@@ -109,7 +110,7 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 	ok &= add(sk, slice, slot + 1, ((const struct tcp_skb_cb *)skb->cb)->tcp_gso_segs, netns);
 out:
 	if (!ok)
-		array_add(&tcp_retransmits, slice + RT_OVERFLOW, 1);
+		slice_add(slice, RT_OVERFLOW, 1, RT_STRIDE);
 }
 
 /* Runs only when the SYN-ACK went out, right after TcpRetransSegs and TCPSynRetrans += 1. */
@@ -119,7 +120,8 @@ static __always_inline void record_synack(const struct sock *sk, const struct re
 	__u16 af = req->rsk_ops->family; /* the request's own: a v4 SYN on a v6 listener is v4 */
 	__u8 family = af == AF_INET ? RT_IPV4 : af == AF_INET6 ? RT_IPV6 : RT_OTHER;
 	__u8 state = sk->__sk_common.skc_state;
-	__u32 slot, slice = cpu_slice(RT_STRIDE);
+	__u64 *slice = cpu_slice_of(&tcp_retransmits);
+	__u32 slot;
 	bool ok = true;
 
 	/* A listener retransmits for a request socket; a Fast Open child is the connection. */
@@ -130,7 +132,7 @@ static __always_inline void record_synack(const struct sock *sk, const struct re
 	ok &= add(sk, slice, slot, 1, netns);
 	ok &= add(sk, slice, slot + 1, 1, netns);
 	if (!ok)
-		array_add(&tcp_retransmits, slice + RT_OVERFLOW, 1);
+		slice_add(slice, RT_OVERFLOW, 1, RT_STRIDE);
 }
 
 /* Linux 6.17+: every attempt, with its result. */

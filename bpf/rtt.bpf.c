@@ -29,9 +29,9 @@ const volatile __u32 label_mask;
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* resized to RTT_STRIDE * possible CPUs */
+	__uint(max_entries, 1); /* resized to possible CPUs */
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, __u64[RTT_STRIDE]);
 } tcp_rtt_by_family SEC(".maps");
 
 /* netns label: sum per histogram; an entry here is a histogram, bounded by max_series. */
@@ -88,14 +88,13 @@ static __always_inline __u8 rtt_family(struct bpf_sock_ops *skops)
 static __always_inline void record(const __u32 labels, __u32 netns, __u8 family, __u8 kind,
 				   __u32 us)
 {
-	__u32 bucket = rtt_bucket(us), slice = cpu_slice(RTT_STRIDE);
+	__u64 *slice = cpu_slice_of(&tcp_rtt_by_family);
+	__u32 bucket = rtt_bucket(us);
 	__u64 *sum;
 
 	if (!(labels & RTT_LABEL_NETNS)) {
-		array_add(&tcp_rtt_by_family, slice + RTT_COUNT(RTT_HIST(0, kind, family), bucket),
-			  1);
-		array_add(&tcp_rtt_by_family, slice + RTT_SUM(RTT_HIST(0, kind, family), bucket),
-			  us);
+		slice_add(slice, RTT_COUNT(RTT_HIST(0, kind, family), bucket), 1, RTT_STRIDE);
+		slice_add(slice, RTT_SUM(RTT_HIST(0, kind, family), bucket), us, RTT_STRIDE);
 		return;
 	}
 
@@ -110,8 +109,8 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 			return;
 		}
 	}
-	array_add(&tcp_rtt_by_family, slice + RTT_COUNT(RTT_HIST(1, kind, family), bucket), 1);
-	array_add(&tcp_rtt_by_family, slice + RTT_SUM(RTT_HIST(1, kind, family), bucket), us);
+	slice_add(slice, RTT_COUNT(RTT_HIST(1, kind, family), bucket), 1, RTT_STRIDE);
+	slice_add(slice, RTT_SUM(RTT_HIST(1, kind, family), bucket), us, RTT_STRIDE);
 	array_add(&tcp_rtt_overflow, 0, 1);
 }
 

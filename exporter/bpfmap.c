@@ -64,7 +64,12 @@ int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint3
 	for (uint32_t i = 0; i < slots; i++)
 		((uint32_t *)r->keys)[i] = i;
 	/* A BPF_F_MMAPABLE array is read in place, without a system call per scrape. */
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && (info.map_flags & BPF_F_MMAPABLE)) {
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size % sizeof(uint64_t)) {
+		percpu_reader_free(r);
+		return -EINVAL;
+	}
+	r->per_elem = info.value_size / sizeof(uint64_t); /* 1, or a whole slice */
+	if (info.map_flags & BPF_F_MMAPABLE) {
 		r->mapped_len = (size_t)r->ncpus * stride * sizeof(uint64_t);
 		r->mapped = map_view(fd, r->mapped_len);
 		if (r->mapped)
@@ -85,7 +90,7 @@ int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint3
 /* The whole by-CPU array: in place, or in one batch (key by key where the kernel lacks it). */
 static int read_cpu_array(struct percpu_reader *r)
 {
-	uint32_t total = (uint32_t)r->ncpus * r->stride, count = total, cursor;
+	uint32_t total = (uint32_t)r->ncpus * r->stride, count = total / r->per_elem, cursor;
 	/* The keys the batch returns go after the values (cpu_array_reader_init sized raw). */
 	uint32_t *keys = (uint32_t *)(r->raw + total);
 	const volatile uint64_t *v = r->mapped;
@@ -93,9 +98,10 @@ static int read_cpu_array(struct percpu_reader *r)
 
 	if (!v) {
 		err = bpf_map_lookup_batch(r->fd, NULL, &cursor, keys, r->raw, &count, NULL);
-		if ((err && err != -ENOENT) || count != total) {
-			for (uint32_t k = 0; k < total; k++)
-				if (bpf_map_lookup_elem(r->fd, &k, r->raw + k))
+		if ((err && err != -ENOENT) || count != total / r->per_elem) {
+			for (uint32_t k = 0; k < total / r->per_elem; k++)
+				if (bpf_map_lookup_elem(r->fd, &k,
+							r->raw + (size_t)k * r->per_elem))
 					return -errno;
 		}
 		v = r->raw;

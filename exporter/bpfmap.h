@@ -14,7 +14,8 @@ struct percpu_reader {
 	int fd;
 	size_t key_size;
 	uint32_t max_entries;
-	uint32_t stride; /* by-CPU array only */
+	uint32_t stride;   /* by-CPU array only */
+	uint32_t per_elem; /* by-CPU array only: counters per map element (1 or stride) */
 	int ncpus;
 	uint64_t *raw; /* by-CPU array only: ncpus * stride as the map holds them */
 	const volatile uint64_t *mapped; /* the same, mapped (BPF_F_MMAPABLE) */

@@ -154,7 +154,8 @@ static int retrans_start(void)
 		bpf_program__set_autoload(prog,
 					  prog == retransmit || (synack && prog == synack_prog));
 	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
-	bpf_map__set_max_entries(skel->maps.tcp_retransmits, cpu_array_entries(RT_STRIDE));
+	bpf_map__set_max_entries(skel->maps.tcp_retransmits,
+				 cpu_array_entries(1) /* a slice per element */);
 	err = events_prepare(skel->obj, EV_RETRANS,
 			     (struct sample_config *)&skel->rodata->sample_cfg);
 	if (!err)

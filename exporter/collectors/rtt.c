@@ -227,7 +227,8 @@ static int open_and_load(bool with_iter)
 	bpf_program__set_autoload(skel->progs.tcp_rtt_netns, with_iter);
 	bpf_program__set_autoload(skel->progs.tcp_rtt_existing, with_iter);
 	skel->rodata->label_mask = cfg.label_mask;
-	bpf_map__set_max_entries(skel->maps.tcp_rtt_by_family, cpu_array_entries(RTT_STRIDE));
+	bpf_map__set_max_entries(skel->maps.tcp_rtt_by_family,
+				 cpu_array_entries(1) /* a slice per element */);
 	/* Without the netns label the hashes stay unused: keep them at one entry. */
 	bpf_map__set_max_entries(skel->maps.tcp_rtt, netns ? cfg.max_series : 1);
 	bpf_map__set_max_entries(skel->maps.tcp_rtt_buckets,
