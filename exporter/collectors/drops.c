@@ -41,11 +41,9 @@ static struct drops_bpf *skel;
 static struct reason_table reasons;
 static struct ksyms ksyms;
 static struct percpu_reader by_reason, by_slot, overflow;
-/* The labelled series' slots (bpf/drops.bpf.c): their keys and how many were handed out. */
-static const struct drop_key *slot_keys;
+/* How many slots of the labelled series (bpf/drops.bpf.c) were handed out. */
 static const uint32_t *slots_next;
-static size_t slot_keys_len;
-static bool logged_overflow, logged_unknown;
+static bool logged_overflow, logged_unknown, logged_keys;
 
 /* One rendered series before merging: several locations can share a function. */
 struct row {
@@ -138,9 +136,7 @@ static void drops_stop(void)
 	ksyms_free(&ksyms);
 	percpu_reader_free(&by_reason);
 	percpu_reader_free(&by_slot);
-	map_view_free(slot_keys, slot_keys_len);
 	map_view_free(slots_next, sizeof(*slots_next));
-	slot_keys = NULL;
 	slots_next = NULL;
 	percpu_reader_free(&overflow);
 	free(rows);
@@ -224,6 +220,7 @@ static int drops_start(void)
 		log_error("drops: cannot load BPF program: %s", strerror(-err));
 		goto cleanup;
 	}
+	skeleton_release(skel->skeleton);
 	err = drops_bpf__attach(skel);
 	if (err) {
 		log_error("drops: cannot attach to tp_btf/kfree_skb: %s", strerror(-err));
@@ -239,10 +236,8 @@ static int drops_start(void)
 		err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.skb_drop_counts),
 					    cfg.max_series, CPU_STRIDE(cfg.max_series));
 	if (!err) {
-		slot_keys_len = (size_t)cfg.max_series * sizeof(*slot_keys);
-		slot_keys = map_view(bpf_map__fd(skel->maps.skb_drop_keys), slot_keys_len);
 		slots_next = map_view(bpf_map__fd(skel->maps.skb_drop_slots), sizeof(*slots_next));
-		if (!slot_keys || !slots_next) {
+		if (!slots_next) {
 			err = -errno;
 			log_error("drops: cannot map the series' keys: %s", strerror(-err));
 		}
@@ -365,10 +360,37 @@ static struct row *ordered(size_t h)
 }
 
 /*
- * The labelled rows: keys of the slots taken since the last scrape, then every slot's count. A
- * slot whose reason is still 0 is being written: it and those after it wait for the next
- * scrape (their counts only show once their key does).
+ * The keys of the slots taken since the last scrape, from a view of the keys' map held only
+ * meanwhile (a lasting one would add the whole map to the RSS). A slot whose reason is still 0
+ * is being written: it and those after it wait for the next scrape (their counts only show
+ * once their key does). Returns the slots known now.
  */
+static uint32_t new_rows(uint32_t n)
+{
+	size_t len = (size_t)n * sizeof(struct drop_key);
+	const struct drop_key *keys = map_view(bpf_map__fd(skel->maps.skb_drop_keys), len);
+	uint32_t i;
+
+	if (!keys) {
+		log_once(logged_keys, LOG_WARN, "drops: cannot map the series' keys: %s",
+			 strerror(errno));
+		return rows_n;
+	}
+	for (i = rows_n; i < n; i++) {
+		struct drop_key k;
+
+		/* The kernel writes the reason last; read it first. */
+		k.reason = __atomic_load_n(&keys[i].reason, __ATOMIC_ACQUIRE);
+		if (!k.reason)
+			break;
+		memcpy(&k, &keys[i], sizeof(k));
+		row_from_key(&rows[i], &k);
+	}
+	map_view_free(keys, len);
+	return i;
+}
+
+/* The labelled rows: keys of the slots taken since the last scrape, then every slot's count. */
 static int slot_rows(void)
 {
 	uint32_t n = __atomic_load_n(slots_next, __ATOMIC_RELAXED), i;
@@ -389,17 +411,8 @@ static int slot_rows(void)
 		order = o;
 		rows_cap = n;
 	}
-	for (i = rows_n; i < n; i++) {
-		struct drop_key k;
-
-		/* The kernel writes the reason last; read it first. */
-		k.reason = __atomic_load_n(&slot_keys[i].reason, __ATOMIC_ACQUIRE);
-		if (!k.reason)
-			break;
-		memcpy(&k, &slot_keys[i], sizeof(k));
-		row_from_key(&rows[i], &k);
-	}
-	rows_n = i;
+	if (n > rows_n)
+		rows_n = new_rows(n);
 	for (i = 0; i < rows_n; i++)
 		rows[i].value = by_slot.sums[i];
 	if (rows_n != known) {

@@ -168,6 +168,7 @@ static int retrans_start(void)
 		log_error("retrans: cannot load BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
+	skeleton_release(skel->skeleton);
 	err = retrans_bpf__attach(skel);
 	if (err) {
 		log_error("retrans: cannot attach to tp_btf/tcp_retransmit_skb and "

@@ -236,7 +236,11 @@ static int open_and_load(bool with_iter)
 	err = events_prepare(skel->obj, EV_RTT, (struct sample_config *)&skel->rodata->sample_cfg);
 	if (!err && pin_prepare(skel->skeleton, "rtt"))
 		err = -EINVAL;
-	return err ? err : rtt_bpf__load(skel);
+	if (!err)
+		err = rtt_bpf__load(skel);
+	if (!err)
+		skeleton_release(skel->skeleton);
+	return err;
 }
 
 /* One network namespace for the start-up pass. */
