@@ -130,18 +130,20 @@ read -r s1k _ < <(pair_median sample1000)
 	'BEGIN { printf "sampling 1/1000 vs default: %+.1f %% (target <= +10 %%; of their paired ratios)\n", (s / d - 1) * 100 }'
 read -r ff fs < <(first_second floor)
 read -r df ds < <(first_second default)
-[ -n "${fs:-}" ] && [ -n "${ds:-}" ] && printf '%s %.1f / %.1f ns, %s %.1f / %.1f ns\n' \
-	"attached first / second (median):" "$ff" "$fs" "default labels" "$df" "$ds"
+[ -n "${fs:-}" ] && [ -n "${ds:-}" ] && awk -v ff="$ff" -v fs="$fs" -v df="$df" -v ds="$ds" \
+	'BEGIN { printf "attached first / second (median): the floor %.1f / %.1f ns, default labels" \
+		" %.1f / %.1f ns (first / first: %.2fx)\n", ff, fs, df, ds, df / ff }'
 echo "ns/event: kernel run_time_ns / run_cnt (median over runs; bpf_stats' own clock reads are"
 echo "in every figure, the floor included). Ours ran with the floor attached beside it, on the"
 echo "same events: ratio = median over rounds of the geometric mean of ours/floor with ours"
 echo "attached first and with the floor first (pairs: its range). Where being first costs one"
 echo "program more than the other (the line above), that is not quite the ratio of each alone"
-echo "(alone, each is first). The floor's ns/event: all its runs, alone and paired. bpftrace"
-echo "ran alone; its ratio is to ours' ns/event. datagrams/s: what udpflood sent, whose ratio"
-echo "to no tracer is the throughput effect; ours' (+ floor) is with the floor beside it, so it"
-echo "includes the floor's cost. bpftrace runs on the classic tracepoint: the perf trace buffer"
-echo "it fills before its program runs is not in its ns/event, only in datagrams/s."
+echo "(alone, each is first: first / first, of different runs). The floor's ns/event: all its"
+echo "runs, alone and paired. bpftrace ran alone; its ratio is to ours' ns/event. datagrams/s:"
+echo "what udpflood sent, whose ratio to no tracer is the throughput effect; ours' (+ floor) is"
+echo "with the floor beside it, so it includes the floor's cost. bpftrace runs on the classic"
+echo "tracepoint: the perf trace buffer it fills before its program runs is not in its"
+echo "ns/event, only in datagrams/s."
 if [ "$SHARED" = 1 ]; then
 	echo "shared-hook: someone else's program was on kfree_skb during that run (another"
 	echo "exporter, a test): it competed for the CPUs and its traffic's drops were counted too."
