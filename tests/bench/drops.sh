@@ -2,15 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Cost per event of the drop program (bpf/drops.bpf.c: "count_drop", with all optional labels
 # "count_drop_fni"), measured by the kernel (kernel.bpf_stats_enabled=1) while udpflood sends
-# to a closed UDP port on loopback, against
-# an empty tp_btf/kfree_skb program (the floor: tests/bench/floor.bpf.c). Variants run one at a
-# time, in interleaved rounds, and each is the only program we attach to kfree_skb. The
-# exporter's figures come from its own /metrics (netstack_bpf_program_*), so they also check
-# the self-metrics. Next to ours, on the same flood: bpftrace counting by reason in a map
-# (the same aggregation, on the classic tracepoint) and bpftrace printing every event (the
-# per-event model), measured through bpf_stats too; and no tracer at all, the reference for
-# the flood's throughput (datagrams/s, the second part of the table). A missing bpftrace is
-# reported "not installed". A missed target is printed, not a failure: this is a benchmark.
+# to a closed UDP port on loopback, against an empty tp_btf/kfree_skb program (the floor:
+# tests/bench/floor.bpf.c) attached BESIDE it: both run on every dropped datagram of the same
+# flood, and a run's ratio is ours / floor of that run. Each round runs each of our variants
+# twice, once attached before the floor and once after (the first program on the hook pays a
+# few ns more); a round's ratio is the geometric mean of the two, the variant's the median over
+# rounds (tests/bench/lib.sh). The exporter's figures come from its own /metrics
+# (netstack_bpf_program_*), so they also check the self-metrics. Next to ours, on the same
+# flood, each alone on the hook: bpftrace counting by reason in a map (the same aggregation, on
+# the classic tracepoint) and bpftrace printing every event (the per-event model), measured
+# through bpf_stats too, their ratio to ours' ns/event; the floor alone; and no tracer at all,
+# the reference for the flood's throughput (datagrams/s, the second part of the table). Ours'
+# datagrams/s are those of its paired runs, so they include the floor's cost: compare them to
+# the floor's alone. A missing bpftrace is reported "not installed". A missed target is
+# printed, not a failure: this is a benchmark.
 # Environment: BUILD (default build), ROUNDS (5), FLOOD_SECONDS (2).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -40,7 +45,6 @@ peer bpftrace_print "bpftrace printf per event" \
 SECTION="kernel cost per event, UDP drop flood"
 RATE_SECTION="throughput of the drop flood"
 
-
 [ "$(id -u)" -eq 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled)"
 [ -r /sys/kernel/btf/vmlinux ] || die "needs kernel BTF (/sys/kernel/btf/vmlinux)"
 for f in "$EXPORTER" "$UDPFLOOD" "$FLOOR"; do
@@ -49,7 +53,6 @@ done
 for c in bpftool curl ss awk; do
 	command -v "$c" >/dev/null || die "needs $c"
 done
-declare -A BROKEN=()
 if ! command -v bpftrace >/dev/null; then
 	BROKEN[bpftrace_agg]="not installed (Debian bpftrace)"
 	BROKEN[bpftrace_print]="not installed (Debian bpftrace)"
@@ -85,34 +88,25 @@ closed_udp_port() {
 # Links on the hook, ours included (tests/bench/lib.sh: hook_links, wait_hook_free).
 HOOK_LINK="'kfree_skb'"
 
-
-
-now() { date +%s.%N; }
-
 UDP_PORT=$(closed_udp_port) || die "no closed UDP port found"
+plan_runs
 echo "netstack_exporter drop-path benchmark: $(uname -r), $(nproc) CPUs"
 echo "flood: udpflood 127.0.0.1 $UDP_PORT (closed port), $FLOOD_SECONDS s per run," \
-	"$ROUNDS rounds x ${#VARIANTS[@]} variants, one program on kfree_skb at a time"
+	"$ROUNDS rounds x ${#SLOTS[@]} runs; ours with the floor beside it, the others alone"
 echo
-printf '%-5s %-28s %10s %11s %9s %12s %9s\n' round variant events run_ns ns/event \
-	datagrams/s ev/dgram
+run_header datagrams/s ev/dgram
 : >"$TMP/results"
 SHARED=0
 for ((r = 0; r < ROUNDS; r++)); do
-	for ((k = 0; k < ${#VARIANTS[@]}; k++)); do
+	for ((k = 0; k < ${#SLOTS[@]}; k++)); do
 		begin_run "$r" "$k" || continue
-		# A tp_btf link of our own, except for no tracer and bpftrace (a perf event).
-		links=1
-		{ [ "$v" = none ] || [ -n "${EXTERNAL[$v]:-}" ]; } && links=0
-		[ "$(hook_links)" -eq "$links" ] || note="shared-hook"
 		w0=$(now)
 		"$UDPFLOOD" 127.0.0.1 "$UDP_PORT" 0 "$FLOOD_SECONDS" >"$TMP/flood.out" &
 		FLOOD_PID=$!
 		wait "$FLOOD_PID"
 		FLOOD_PID=
 		w1=$(now)
-		read -r t1 c1 < <(read_stats "$v")
-		[ "$(hook_links)" -eq "$links" ] || note="shared-hook"
+		end_run
 		# The flood's drops must carry the optional labels, or the config did not apply.
 		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'interface="lo"'; then
 			note="$note no-interface-label"
@@ -120,48 +114,36 @@ for ((r = 0; r < ROUNDS; r++)); do
 		stop_variant
 		sent=$(cat "$TMP/flood.out")
 		if [ -z "$sent" ]; then
-			printf '%-5s %-28s  invalid: the flood failed\n' $((r + 1)) "${TITLE[$v]}"
+			invalid "$r" "the flood failed"
 			continue
 		fi
-		if [ "$v" = none ]; then
-			awk -v r=$((r + 1)) -v title="${TITLE[$v]}" -v sent="$sent" -v w0="$w0" \
-				-v w1="$w1" -v note="$note" -v out="$TMP/results" 'BEGIN {
-				rate = sent / (w1 - w0)
-				printf "%-5d %-28s %10s %11s %9s %12.0f %9s %s\n", r, title, "-", "-",
-					"-", rate, "-", note
-				print "none", "-", rate >> out
-			}'
-			continue
-		fi
-		if [ -z "$t0" ] || [ -z "$t1" ] || [ "$(cat "$STATS")" != 1 ] ||
-			[ $((c1 - c0)) -le 0 ]; then
-			printf '%-5s %-28s  invalid: bpf_stats was turned off meanwhile\n' \
-				$((r + 1)) "${TITLE[$v]}"
-			continue
-		fi
-		case $note in shared-hook*) SHARED=1 ;; esac
 		# ev/dgram well above 1: the drops of someone else's traffic were counted too.
-		awk -v r=$((r + 1)) -v v="$v" -v title="${TITLE[$v]}" -v dt=$((t1 - t0)) \
-			-v dc=$((c1 - c0)) -v sent="$sent" -v w0="$w0" -v w1="$w1" -v note="$note" \
-			-v out="$TMP/results" 'BEGIN {
-			ns = dt / dc
-			rate = sent / (w1 - w0)
-			printf "%-5d %-28s %10d %11d %9.1f %12.0f %9.2f %s\n", r, title, dc, dt,
-				ns, rate, dc / sent, note
-			print v, ns, rate >> out
-		}'
+		record_run "$r" "$(awk -v s="$sent" -v a="$w0" -v b="$w1" 'BEGIN { print s / (b - a) }')" \
+			"$(awk -v c=$((c1 - c0)) -v s="$sent" 'BEGIN { if (c > 0) print c / s }')"
 	done
 done
 
 print_table datagrams/s
-read -r d _ < <(median default 2)
-read -r s1k _ < <(median sample1000 2)
+read -r d _ < <(pair_median default)
+read -r s1k _ < <(pair_median sample1000)
 [ -n "${d:-}" ] && [ -n "${s1k:-}" ] && awk -v d="$d" -v s="$s1k" \
-	'BEGIN { printf "sampling 1/1000 vs default: %+.1f %% (target <= +10 %%)\n", (s / d - 1) * 100 }'
-echo "ns/event: kernel run_time_ns / run_cnt (median over rounds; bpf_stats' own clock reads"
-echo "are in every figure, the floor included). datagrams/s: what udpflood sent, whose ratio"
-echo "to no tracer is the throughput effect. bpftrace runs on the classic tracepoint: the perf"
-echo "trace buffer it fills before its program runs is not in its ns/event, only in datagrams/s."
+	'BEGIN { printf "sampling 1/1000 vs default: %+.1f %% (target <= +10 %%; of their paired ratios)\n", (s / d - 1) * 100 }'
+read -r ff fs < <(first_second floor)
+read -r df ds < <(first_second default)
+[ -n "${fs:-}" ] && [ -n "${ds:-}" ] && awk -v ff="$ff" -v fs="$fs" -v df="$df" -v ds="$ds" \
+	'BEGIN { printf "attached first / second (median): the floor %.1f / %.1f ns, default labels" \
+		" %.1f / %.1f ns (first / first: %.2fx)\n", ff, fs, df, ds, df / ff }'
+echo "ns/event: kernel run_time_ns / run_cnt (median over runs; bpf_stats' own clock reads are"
+echo "in every figure, the floor included). Ours ran with the floor attached beside it, on the"
+echo "same events: ratio = median over rounds of the geometric mean of ours/floor with ours"
+echo "attached first and with the floor first (pairs: its range). Where being first costs one"
+echo "program more than the other (the line above), that is not quite the ratio of each alone"
+echo "(alone, each is first: first / first, of different runs). The floor's ns/event: all its"
+echo "runs, alone and paired. bpftrace ran alone; its ratio is to ours' ns/event. datagrams/s:"
+echo "what udpflood sent, whose ratio to no tracer is the throughput effect; ours' (+ floor) is"
+echo "with the floor beside it, so it includes the floor's cost. bpftrace runs on the classic"
+echo "tracepoint: the perf trace buffer it fills before its program runs is not in its"
+echo "ns/event, only in datagrams/s."
 if [ "$SHARED" = 1 ]; then
 	echo "shared-hook: someone else's program was on kfree_skb during that run (another"
 	echo "exporter, a test): it competed for the CPUs and its traffic's drops were counted too."

@@ -1,11 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Shared by the benchmarks (sourced first; the caller then sets TMP, FLOOR_CMD (the floor
-# program's loader and its arguments, an array) and PROG (our program's name per variant)).
-# A variant is attached alone; "floor" is the empty program, "none" attaches nothing (the
-# throughput reference), a variant with a command in EXTERNAL (a peer tool such as bpftrace)
-# runs that command and is measured through the program it loads (EXTERNAL_PROG: bpftool's
-# "TYPE  name NAME"), anything else is the exporter with $TMP/VARIANT.ini. Figures come from
-# the kernel's bpf_stats: bpftool for the floor and peers, the exporter's own /metrics for ours.
+# shellcheck shell=bash disable=SC2034,SC2153 # globals shared with the sourcing script
+# Shared by the kernel-cost benchmarks (sourced first; the caller then sets TMP, FLOOR_CMD (the
+# floor program's loader and its arguments, an array), VARIANTS and PROG (our program's name per
+# variant)). "floor" is the empty program on the hook, "none" attaches nothing (the throughput
+# reference), a variant with a command in EXTERNAL (a peer tool such as bpftrace) runs that
+# command and is measured through the program it loads (EXTERNAL_PROG: bpftool's "TYPE  name
+# NAME"), anything else is the exporter with $TMP/VARIANT.ini. Figures come from the kernel's
+# bpf_stats: bpftool for the floor and peers, the exporter's own /metrics for ours.
+# Ours run PAIRED: the floor is attached beside it, so both programs run on every event of the
+# same traffic and bpf_stats times each on its own; a run's ratio is ours / floor of that run.
+# A tracepoint's (and a cgroup's) programs run in attach order and the first pays a few ns
+# more (it meets the hook cold), so each round has two runs per variant, ours attached first
+# and the floor attached first; the variant's ratio is the median over rounds of the geometric
+# mean of the two, which cancels the order effect. The floor, "none" and peers run alone, and
+# so does ours with ALONE set (the order effect is not the same for ours and the floor there).
 # Every script's summary also goes, one tab-separated row per figure, to $BENCH_ROWS when set:
 # tests/bench/report.sh makes the one table of `make bench` from them.
 
@@ -28,8 +36,8 @@ wait_hook_free() {
 }
 
 # Per variant: its reference when not the floor, a peer's command and its program, the
-# exporter's configuration (INI text), its title, program and target.
-declare -A REF=() EXTERNAL=() EXTERNAL_PROG=() CONFIG=() TITLE=() PROG=() TARGET=()
+# exporter's configuration (INI text), its title, program and target, why it cannot run.
+declare -A REF=() EXTERNAL=() EXTERNAL_PROG=() CONFIG=() TITLE=() PROG=() TARGET=() BROKEN=()
 
 # ours NAME TITLE PROGRAM CONFIG [TARGET]: a variant, the exporter with CONFIG (INI text, "\n"
 # between lines) measured through PROGRAM; TARGET is its ratio to the floor ("<=X").
@@ -49,17 +57,27 @@ peer() {
 	[ -z "${6:-}" ] || TARGET[$1]=$6
 }
 
+now() { date +%s.%N; }
+
 die() {
 	echo "${0##*/}: $*" >&2
 	exit 1
 }
 
-stop_variant() {
-	[ -n "$PID" ] || return 0
-	kill "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	PID=
+# stop NAME...: end the processes whose ids the variables NAME hold, and clear them.
+stop() {
+	local n
+	for n; do
+		if [ -n "${!n:-}" ]; then
+			kill "${!n}" 2>/dev/null
+			wait "${!n}" 2>/dev/null
+		fi
+		printf -v "$n" %s ''
+	done
 }
+
+# The variant attached (PID: the exporter or a peer) and the floor (FLOOR_PID).
+stop_variant() { stop PID FLOOR_PID; }
 
 free_tcp_port() {
 	local p
@@ -92,12 +110,13 @@ start_external() {
 		sleep 0.05
 	done
 	grep -m1 -v '^$' "$TMP/external.err" >"$TMP/why" || echo "loaded no program" >"$TMP/why"
-	stop_variant
+	stop PID
 	return 1
 }
 
-# start_variant NAME: attach it alone; sets PID and, for the exporter, URL, for the floor and
-# peers, PROG_ID. Fails, with the reason in $TMP/why, when the program does not load.
+# start_variant NAME: attach it; sets PID and, for the exporter, URL, for peers, PROG_ID, for
+# the floor FLOOR_PID and FLOOR_ID. Fails, with the reason in $TMP/why, when the program does
+# not load.
 start_variant() {
 	local v=$1 port
 	[ "$v" = none ] && return 0
@@ -107,15 +126,15 @@ start_variant() {
 	fi
 	if [ "$v" = floor ]; then
 		"${FLOOR_CMD[@]}" >"$TMP/floor.out" 2>"$TMP/floor.err" &
-		PID=$!
+		FLOOR_PID=$!
 		for _ in $(seq 100); do
-			PROG_ID=$(head -n1 "$TMP/floor.out")
-			[ -n "$PROG_ID" ] && return 0
-			kill -0 "$PID" 2>/dev/null || break
+			FLOOR_ID=$(head -n1 "$TMP/floor.out")
+			[ -n "$FLOOR_ID" ] && return 0
+			kill -0 "$FLOOR_PID" 2>/dev/null || break
 			sleep 0.05
 		done
 		head -n1 "$TMP/floor.err" >"$TMP/why"
-		stop_variant
+		stop FLOOR_PID
 		return 1
 	fi
 	[ -z "${CONFIG[$v]:-}" ] || printf '%b\n' "${CONFIG[$v]}" >"$TMP/$v.ini"
@@ -131,7 +150,7 @@ start_variant() {
 			kill -0 "$PID" 2>/dev/null || break
 			sleep 0.05
 		done
-		stop_variant
+		stop PID
 		# Another process may have taken the port meanwhile: then try another.
 		grep -q 'level=error' "$TMP/exporter.log" && ! grep -qi 'listen\|bind\|address' \
 			"$TMP/exporter.log" && break
@@ -147,7 +166,8 @@ read_stats() {
 	[ "$1" = none ] && return
 	if [ "$1" = floor ] || [ -n "${EXTERNAL[$1]:-}" ]; then
 		# bpftool leaves the fields out while they are zero.
-		bpftool prog show id "$PROG_ID" -j | awk -F '[{},]' '{
+		bpftool prog show id "$([ "$1" = floor ] && echo "$FLOOR_ID" || echo "$PROG_ID")" -j |
+			awk -F '[{},]' '{
 			t = c = 0
 			for (i = 1; i <= NF; i++) {
 				split($i, kv, ":")
@@ -166,17 +186,44 @@ read_stats() {
 		END { if (n == 2) printf "%.0f %.0f\n", t * 1e9, c }'
 }
 
-# median VARIANT COLUMN (2: ns/event, 3: the secondary rate) of $TMP/results, with min, max, n.
-# With MIN_COL4 set, rows whose column 4 is under 3/4 of it are left out (foreign events).
-median() {
-	awk -v v="$1" -v c="$2" -v m="${MIN_COL4:-0}" \
-		'$1 == v && $c != "-" && (m == 0 || $4 >= 0.75 * m) { print $c }' "$TMP/results" | sort -g | awk '
+# spread: "median min max n" of the numbers on stdin, one a line; nothing without any.
+spread() {
+	sort -g | awk '
 		{ x[NR] = $1 }
 		END {
 			if (!NR) exit
 			m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
 			printf "%g %g %g %d\n", m, x[1], x[NR], NR
 		}'
+}
+
+# rows NAME COLUMN [COLUMN2]: that column (and COLUMN2) of NAME's rows of $TMP/results that
+# have a figure there. With MIN_COL4 set, rows whose column 4 is under 3/4 of it are left out
+# (foreign events); with ORDER set, rows of paired runs of another order.
+rows() {
+	awk -v v="$1" -v c="$2" -v c2="${3:-0}" -v m="${MIN_COL4:-0}" -v o="${ORDER:-}" '
+		$1 == v && $c != "-" && (m == 0 || $4 >= 0.75 * m) && (o == "" || $5 == o) {
+			print $c, (c2 ? $c2 : "")
+		}' "$TMP/results"
+}
+
+# median VARIANT COLUMN (2: ns/event, 3: the secondary rate): "median min max n" over its runs.
+median() { rows "$1" "$2" | spread; }
+
+# pair_median VARIANT: "median min max n" of its paired ratio to the floor over rounds, each
+# round's the geometric mean of its ours-first and floor-first runs (rows "pair:VARIANT RATIO
+# ROUND"); a round with one of them invalid is left out.
+pair_median() {
+	rows "pair:$1" 2 3 | awk '
+		{ p[$2] = n[$2]++ ? p[$2] * $1 : $1 }
+		END { for (k in p) if (n[k] == 2) print sqrt(p[k]) }' | spread
+}
+
+# first_second VARIANT: its median ns/event in paired runs attached first and attached second.
+first_second() {
+	local a=ours-first b=floor-first
+	[ "$1" = floor ] && a=floor-first b=ours-first
+	echo "$(ORDER=$a median "$1" 2 | cut -d' ' -f1) $(ORDER=$b median "$1" 2 | cut -d' ' -f1)"
 }
 
 # row SECTION WHAT FIGURE REFERENCE RATIO TARGET RESULT [NOTE]: one line of the `make bench`
@@ -199,72 +246,176 @@ judge() {
 	}'
 }
 
-# print_table RATE_TITLE: one row per variant of VARIANTS (titles in TITLE), the ns/event with
-# its ratio to the reference REF[v] (default: floor) and target TARGET[v] ("<=X" or ">=X").
-# With a "none" variant, the rates (column 3) again with their ratio to none's: the throughput
-# of the same flood with each tracer. The rows also go to $BENCH_ROWS under $SECTION (and
-# $RATE_SECTION). Sets status to 1 if a variant has no figure.
+# paired VARIANT: whether it runs beside the floor (ours, unless ALONE is set), not alone
+# (none, the floor, peers).
+paired() {
+	[ -z "${ALONE:-}" ] && [ "$1" != none ] && [ "$1" != floor ] && [ -z "${EXTERNAL[$1]:-}" ]
+}
+
+# plan_runs: SLOTS, the runs of one round: "VARIANT" alone, or "VARIANT ours-first" and
+# "VARIANT floor-first" for a paired one; TW, the width of the titles.
+plan_runs() {
+	local v
+	SLOTS=()
+	TW=${#TITLE[floor]}
+	for v in "${VARIANTS[@]}"; do
+		if paired "$v"; then
+			SLOTS+=("$v ours-first" "$v floor-first")
+		else
+			SLOTS+=("$v")
+		fi
+		[ "${#TITLE[$v]}" -le "$TW" ] || TW=${#TITLE[$v]}
+	done
+}
+
+# run_header RATE EXTRA: the heading of the lines record_run prints.
+run_header() {
+	printf '%-5s %-*s %-5s %9s %11s %9s %9s %6s %12s %10s\n' round "$TW" variant first \
+		events run_ns ns/event floor_ns ratio "$1" "$2"
+}
+
+# invalid ROUND WHY: a run left out.
+invalid() { printf '%-5s %-*s  invalid: %s\n' $(($1 + 1)) "$TW" "${TITLE[$v]}" "$2"; }
+
+# begin_run ROUND INDEX: the run of this slot of SLOTS (the order rotates each round so none
+# always runs first): the variant, and for a paired one the floor before or after it, with
+# bpf_stats on, and their starting figures. Sets v, order, note, LINKS (the links of ours on
+# the hook), t0, c0 and the floor's ft0, fc0; fails when a program is broken, so the caller
+# skips the slot.
+begin_run() {
+	local u todo
+	read -r v order <<<"${SLOTS[($1 + $2) % ${#SLOTS[@]}]}"
+	case $order in
+	ours-first) todo=("$v" floor) ;;
+	floor-first) todo=(floor "$v") ;;
+	*) todo=("$v") ;;
+	esac
+	for u in "${todo[@]}"; do
+		[ -z "${BROKEN[$u]:-}" ] || return 1
+	done
+	note=
+	wait_hook_free || note="shared-hook"
+	[ "$(cat "$STATS")" = 1 ] || echo 1 >"$STATS"
+	for u in "${todo[@]}"; do
+		start_variant "$u" && continue
+		BROKEN[$u]=$(cat "$TMP/why")
+		printf '%-5s %-*s  did not load: %s\n' $(($1 + 1)) "$TW" "${TITLE[$u]}" "${BROKEN[$u]}"
+		stop_variant
+		return 1
+	done
+	# A tp_btf or cgroup link each for ours and the floor; bpftrace's is a perf event.
+	LINKS=${#todo[@]}
+	{ [ "$v" = none ] || [ -n "${EXTERNAL[$v]:-}" ]; } && LINKS=$((LINKS - 1))
+	[ "$(hook_links)" -eq "$LINKS" ] || note="shared-hook"
+	t0='' c0='' t1='' c1='' ft0='' fc0='' ft1='' fc1=''
+	read -r t0 c0 < <(read_stats "$v") || true
+	[ -z "$order" ] || read -r ft0 fc0 < <(read_stats floor) || true
+}
+
+# end_run: the figures at the end of the traffic (t1, c1, the floor's ft1, fc1), before the
+# caller's own checks and stop_variant.
+end_run() {
+	read -r t1 c1 < <(read_stats "$v") || true
+	[ -z "$order" ] || read -r ft1 fc1 < <(read_stats floor) || true
+	[ "$(hook_links)" -eq "$LINKS" ] || note="shared-hook"
+}
+
+# record_run ROUND RATE [EXTRA]: print the run (RATE: the traffic's rate, EXTRA: a figure per
+# event) and add it to $TMP/results: "VARIANT NS RATE EXTRA ORDER" ("-" for what it lacks),
+# for a paired run also "floor NS - EXTRA ORDER" and "pair:VARIANT RATIO ROUND EXTRA". Sets
+# SHARED=1 when someone else's program was on the hook. Fails when the run is invalid.
+record_run() {
+	if [ "$v" != none ] && { [ -z "$t0" ] || [ -z "$t1" ] || [ $((c1 - c0)) -le 0 ] ||
+		[ "$(cat "$STATS")" != 1 ] || { [ -n "$order" ] && { [ -z "$ft0" ] ||
+		[ -z "$ft1" ] || [ $((fc1 - fc0)) -le 0 ]; }; }; }; then
+		invalid "$1" "no events, or bpf_stats was turned off meanwhile"
+		return 1
+	fi
+	case $note in shared-hook*) SHARED=1 ;; esac
+	awk -v r="$1" -v v="$v" -v title="${TITLE[$v]}" -v tw="$TW" -v order="$order" \
+		-v dt=$((t1 - t0)) -v dc=$((c1 - c0)) -v ft=$((ft1 - ft0)) -v fc=$((fc1 - fc0)) \
+		-v rate="$2" -v extra="${3:--}" -v note="$note" -v out="$TMP/results" 'BEGIN {
+		ns = dc ? dt / dc : "-"
+		fns = fc ? ft / fc : "-"
+		ratio = fc ? ns / fns : "-"
+		printf "%-5d %-*s %-5s %9s %11s %9s %9s %6s %12.0f %10s %s\n", r + 1, tw, title,
+			order ? substr(order, 1, index(order, "-") - 1) : "-", dc ? dc : "-",
+			dc ? dt : "-", fmt("%.1f", ns), fmt("%.1f", fns), fmt("%.3f", ratio), rate,
+			fmt("%.2f", extra), note
+		print v, ns, rate, extra, order ? order : "-" >> out
+		if (fc) {
+			print "floor", fns, "-", extra, order >> out
+			print "pair:" v, ratio, r, extra >> out
+		}
+	}
+	function fmt(f, x) { return x == "-" ? x : sprintf(f, x) }'
+}
+
+# print_table RATE_TITLE: one row for the floor, then one per variant of VARIANTS (titles in
+# TITLE), the ns/event with its ratio: paired ones the median pair ratio to the floor, the
+# others the ratio of medians to REF[v] (default: floor), and target TARGET[v] ("<=X" or
+# ">=X"). With a "none" variant, the rates (column 3) again with their ratio to none's: the
+# throughput of the same traffic with each tracer (ours with the floor beside it). The rows also
+# go to $BENCH_ROWS under $SECTION (and $RATE_SECTION). Sets status to 1 if a variant has no
+# figure.
 print_table() {
-	local v ns lo hi n rate rlo rhi rn ref ref_ns ratio result none_rate='' rates=()
+	local v ns lo hi n rate rlo rhi rn ref ref_ns ratio plo phi pn result title
+	local none_rate='' rates=() vs=("${VARIANTS[@]}")
 	echo
-	printf '%-28s %10s %17s %14s %8s %8s %s\n' variant ns/event "min..max (n)" "$1" ratio \
-		target result
+	printf '%-*s %10s %17s %14s %8s %8s %s\n' "$TW" variant ns/event "min..max (n)" "$1" \
+		ratio target result
 	read -r ref_ns _ < <(median floor 2)
 	[ -n "${ref_ns:-}" ] ||
 		die "no floor measurement: ${BROKEN[floor]:-bpf_stats kept being turned off}"
 	[[ " ${VARIANTS[*]} " == *" none "* ]] && read -r none_rate _ < <(median none 3)
 	status=0
-	for v in "${VARIANTS[@]}"; do
+	# The floor's row even where it runs only paired.
+	[[ " ${VARIANTS[*]} " == *" floor "* ]] || vs=(floor "${vs[@]}")
+	for v in "${vs[@]}"; do
+		title=${TITLE[$v]}
 		read -r rate rlo rhi rn < <(median "$v" 3)
 		# Throughput rows after the per-event ones: kept until the loop ends.
+		paired "$v" && title+=" + floor"
 		if [ -n "$none_rate" ] && [ -n "${rate:-}" ]; then
-			rates+=("$(row_line "${RATE_SECTION:-throughput}" "${TITLE[$v]}" "$(printf \
+			rates+=("$(row_line "${RATE_SECTION:-throughput}" "$title" "$(printf \
 				'%.0f %s' "$rate" "$1")" "${TITLE[none]}" "$(awk -v a="$rate" \
 				-v b="$none_rate" 'BEGIN { printf "%.2fx", a / b }')" "" "" "$(printf \
 				'runs %.0f..%.0f (%d)' "$rlo" "$rhi" "$rn")")")
 		elif [ -n "$none_rate" ]; then
-			rates+=("$(row_line "${RATE_SECTION:-throughput}" "${TITLE[$v]}" - - - "" "" \
+			rates+=("$(row_line "${RATE_SECTION:-throughput}" "$title" - - - "" "" \
 				"${BROKEN[$v]:-no valid measurement}")")
 		fi
+		title=${TITLE[$v]}
 		[ "$v" = none ] && continue
 		ref=${REF[$v]:-floor}
 		read -r ref_ns _ < <(median "$ref" 2)
 		read -r ns lo hi n < <(median "$v" 2)
-		if [ -z "${ns:-}" ] || [ -z "${ref_ns:-}" ]; then
-			printf '%-28s %10s   %s\n' "${TITLE[$v]}" - "${BROKEN[$v]:-no valid measurement}"
-			row "$SECTION" "${TITLE[$v]}" - - - "${TARGET[$v]:-}" "" \
+		ratio='' pn=''
+		if paired "$v"; then
+			read -r ratio plo phi pn < <(pair_median "$v")
+		elif [ -n "${ns:-}" ] && [ -n "${ref_ns:-}" ]; then
+			ratio=$(awk -v a="$ns" -v b="$ref_ns" 'BEGIN { print a / b }')
+		fi
+		if [ -z "$ratio" ]; then
+			printf '%-*s %10s   %s\n' "$TW" "$title" - "${BROKEN[$v]:-no valid measurement}"
+			row "$SECTION" "$title" - - - "${TARGET[$v]:-}" "" \
 				"${BROKEN[$v]:-no valid measurement}"
 			status=1
 			continue
 		fi
-		ratio=$(awk -v a="$ns" -v b="$ref_ns" 'BEGIN { printf "%.2f", a / b }')
+		ratio=$(printf '%.2f' "$ratio")
 		result=$(judge "$ratio" "${TARGET[$v]:-}")
-		printf '%-28s %10.1f %17s %14.0f %7.2fx %8s %s\n' "${TITLE[$v]}" "$ns" \
-			"$(printf '%.1f..%.1f (%d)' "$lo" "$hi" "$n")" "${rate:-0}" "$ratio" \
-			"${TARGET[$v]:-}" "$result${REF[$v]:+ (vs ${TITLE[$ref]})}"
-		row "$SECTION" "${TITLE[$v]}" "$(printf '%.1f ns/event' "$ns")" "${TITLE[$ref]}" \
-			"${ratio}x" "${TARGET[$v]:-}" "$result" \
-			"$(printf 'runs %.0f..%.0f ns (%d)' "$lo" "$hi" "$n")"
+		printf '%-*s %10.1f %17s %14s %7.2fx %8s %s\n' "$TW" "$title" "$ns" \
+			"$(printf '%.1f..%.1f (%d)' "$lo" "$hi" "$n")" \
+			"$([ -n "${rate:-}" ] && printf '%.0f' "$rate" || echo -)" "$ratio" \
+			"${TARGET[$v]:-}" "$result${REF[$v]:+ (vs ${TITLE[$ref]})}${pn:+$(printf \
+			' (pairs %.2f..%.2f, %d)' "$plo" "$phi" "$pn")}"
+		row "$SECTION" "$title" "$(printf '%.1f ns/event' "$ns")" "${TITLE[$ref]}" \
+			"${ratio}x" "${TARGET[$v]:-}" "$result" "$(printf 'runs %.0f..%.0f ns (%d)' \
+			"$lo" "$hi" "$n")${pn:+$(printf '; paired ratio %.2f..%.2f (%d pairs)' \
+			"$plo" "$phi" "$pn")}"
 	done
 	[ "${#rates[@]}" -eq 0 ] || [ -z "${BENCH_ROWS:-}" ] ||
 		printf '%s\n' "${rates[@]}" >>"$BENCH_ROWS"
 	echo
-}
-
-# begin_run ROUND INDEX: the variant for this slot (the order rotates each round so none always
-# runs first), attached alone with bpf_stats on, and its starting figures. Sets v, note, t0, c0
-# (t1, c1 cleared); fails when the variant is broken, so the caller skips the slot.
-begin_run() {
-	v=${VARIANTS[($1 + $2) % ${#VARIANTS[@]}]}
-	[ -n "${BROKEN[$v]:-}" ] && return 1
-	note=
-	wait_hook_free || note="shared-hook"
-	[ "$(cat "$STATS")" = 1 ] || echo 1 >"$STATS"
-	if ! start_variant "$v"; then
-		BROKEN[$v]=$(cat "$TMP/why")
-		printf '%-5s %-20s  did not load: %s\n' $(($1 + 1)) "${TITLE[$v]}" "${BROKEN[$v]}"
-		return 1
-	fi
-	t0='' c0='' t1='' c1=''
-	read -r t0 c0 < <(read_stats "$v") || true
 }

@@ -132,10 +132,7 @@ load() {
 }
 
 # median_of: the median of the numbers on stdin (one a line or space-separated).
-median_of() {
-	tr ' ' '\n' | grep . | sort -g |
-		awk '{ x[NR] = $1 } END { if (NR) print (NR % 2) ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2 }'
-}
+median_of() { tr ' ' '\n' | grep . | spread | cut -d' ' -f1; }
 
 # med NAME ENCODING COLUMN (3 p50, 4 p99, 5 rps): median over rounds.
 med() {
