@@ -90,6 +90,23 @@ struct {
 	__type(value, __u32);
 } skb_drop_slots SEC(".maps");
 
+/*
+ * Each CPU's last label set and its slot, a line per CPU: drops come in runs of one label set,
+ * and slots are never freed, so a hit skips the hash lookup and is never stale.
+ */
+struct drop_last {
+	struct drop_key key;
+	struct drop_slot s;
+	__u64 pad[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to possible CPUs */
+	__type(key, __u32);
+	__type(value, struct drop_last);
+} skb_drop_last SEC(".maps");
+
 /* Events with no slot left (they are still counted in the array). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -216,16 +233,32 @@ static __always_inline struct drop_slot *new_slot(const struct drop_key *key)
 	return bpf_map_lookup_elem(&skb_drops, key);
 }
 
+static __always_inline bool same_key(const struct drop_key *a, const struct drop_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
+}
+
 /* Add one to key's counter on this CPU; false when it has no slot and none is left. */
 static __always_inline bool slot_count(const struct drop_key *key)
 {
-	struct drop_slot *s = bpf_map_lookup_elem(&skb_drops, key);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct drop_last *last = bpf_map_lookup_elem(&skb_drop_last, &cpu);
+	struct drop_slot *s;
 
-	if (!s)
-		s = new_slot(key);
-	if (!s)
+	if (!last)
 		return false;
-	array_add(&skb_drop_counts, bpf_get_smp_processor_id() * s->stride + s->slot, 1);
+	if (!same_key(&last->key, key)) {
+		s = bpf_map_lookup_elem(&skb_drops, key);
+		if (!s)
+			s = new_slot(key);
+		if (!s)
+			return false;
+		last->key = *key;
+		last->s = *s;
+	}
+	array_add(&skb_drop_counts, cpu * last->s.stride + last->s.slot, 1);
 	return true;
 }
 

@@ -119,8 +119,8 @@ static bool same_settings(const struct bpf_object *obj, const char *dir)
 int pin_prepare(const struct bpf_object_skeleton *s, const char *collector)
 {
 	struct bpf_map *map;
-	char dir[300], path[512];
-	bool same;
+	char dir[300], path[512], why[160] = "";
+	bool same, present = false, missing = false;
 	int reused = 0, fd;
 
 	if (!root[0])
@@ -128,17 +128,38 @@ int pin_prepare(const struct bpf_object_skeleton *s, const char *collector)
 	if (collector_dir(collector, dir, sizeof(dir)))
 		return -1;
 	same = same_settings(*s->obj, dir);
+	/*
+	 * All or none: a collector's maps hold one state (the drop slots' hash, keys and counters
+	 * must agree), so one map that cannot be reused replaces them all.
+	 */
 	bpf_object__for_each_map(map, *s->obj) {
-		const char *why;
+		const char *bad;
 
 		if (!counter_map(map))
 			continue;
 		snprintf(path, sizeof(path), "%s/map_%s", dir, bpf_map__name(map));
 		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			missing = true;
+			continue;
+		}
+		present = true;
+		bad = same ? incompatible(map, fd) : "the collector's settings changed";
+		close(fd);
+		if (bad && !why[0])
+			snprintf(why, sizeof(why), "%s%s%s", bad, same ? " in map " : "",
+				 same ? bpf_map__name(map) : "");
+	}
+	if (present && missing && !why[0])
+		snprintf(why, sizeof(why), "a map of the collector is not pinned");
+	bpf_object__for_each_map(map, *s->obj) {
+		if (!counter_map(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/map_%s", dir, bpf_map__name(map));
+		fd = bpf_obj_get(path);
 		if (fd >= 0) {
-			why = same ? incompatible(map, fd) : "the collector's settings changed";
 			close(fd);
-			if (why) {
+			if (why[0]) {
 				log_warn("pin: %s: %s; replacing it, its counts restart from 0",
 					 path, why);
 				unlink(path);

@@ -207,6 +207,7 @@ static int drops_start(void)
 				 cpu_array_entries(DROP_STRIDE(reasons.max)));
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
 	bpf_map__set_max_entries(skel->maps.skb_drop_keys, cfg.max_series);
+	bpf_map__set_max_entries(skel->maps.skb_drop_last, cpu_array_entries(1));
 	bpf_map__set_max_entries(skel->maps.skb_drop_counts,
 				 cpu_array_entries(CPU_STRIDE(cfg.max_series)));
 	skel->rodata->max_series = cfg.max_series;

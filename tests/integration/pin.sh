@@ -71,9 +71,9 @@ run "$TMP/run2.log" || {
 	not_ok "exporter restarts"
 	finish
 }
-# skb_drops_by_reason, skb_drops, skb_drop_{keys,counts,slots}, skb_drops_overflow and the
+# skb_drops_by_reason, skb_drops, skb_drop_{keys,counts,slots,last}, skb_drops_overflow and the
 # sampling counters (events_*).
-check "restart reused the pinned maps" grep -q 'pin: drops: 8 pinned map(s) reused' "$TMP/run2.log"
+check "restart reused the pinned maps" grep -q 'pin: drops: 9 pinned map(s) reused' "$TMP/run2.log"
 equal_soon "after kill -9 and 150 drops while down"
 drop 50
 equal_soon "restarted exporter counts on, once"
@@ -96,6 +96,18 @@ check "changed max_series: pins replaced with a log line" \
 check_eq "... and the counter restarted" 0 "$(scrape_sum "$SERIES")"
 drop 7
 check_eq "... then counts again" 7 "$(scrape_sum "$SERIES")"
+kill "$PID"
+wait "$PID"
+
+# ---- all or none: one map missing replaces the others (slots, keys and counts must agree) ----
+rm "$PIN/drops/map_skb_drop_slots"
+run "$TMP/run5b.log"
+check "one drop map unpinned: the others replaced too" \
+	grep -q "pin: $PIN/drops/map_skb_drops: a map of the collector is not pinned; replacing it" \
+	"$TMP/run5b.log"
+check "... and none reused" bash -c "! grep -q 'pin: drops: .* reused' '$TMP/run5b.log'"
+drop 5
+check_eq "... counts start again, exactly" 5 "$(scrape_sum "$SERIES")"
 kill "$PID"
 wait "$PID"
 write_ini 8192

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Send UDP datagrams as fast as possible: udpflood ADDR PORT COUNT [SECONDS].
- * COUNT 0 means until SECONDS pass. Prints the number of datagrams the kernel accepted.
+ * Send UDP datagrams as fast as possible: udpflood ADDR[,ADDR2] PORT COUNT [SECONDS].
+ * COUNT 0 means until SECONDS pass. With ADDR2 (same family, e.g. ::1,::ffff:127.0.0.1 for
+ * IPv6 and IPv4 from one socket) the datagrams alternate between the two. Prints the number of
+ * datagrams the kernel accepted.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -26,7 +28,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST }, *ai;
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST }, *ai[2];
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov;
 	char payload[16] = "netstack-flood";
@@ -40,11 +42,18 @@ int main(int argc, char **argv)
 	}
 	count = strtoull(argv[3], NULL, 10);
 	seconds = argc == 5 ? atof(argv[4]) : 0;
-	if (getaddrinfo(argv[1], argv[2], &hints, &ai)) {
-		fprintf(stderr, "udpflood: bad address %s port %s\n", argv[1], argv[2]);
+	char *second = strchr(argv[1], ',');
+
+	if (second)
+		*second++ = '\0';
+	if (getaddrinfo(argv[1], argv[2], &hints, &ai[0]) ||
+	    getaddrinfo(second ? second : argv[1], argv[2], &hints, &ai[1]) ||
+	    ai[0]->ai_family != ai[1]->ai_family) {
+		fprintf(stderr, "udpflood: bad address %s%s%s port %s\n", argv[1],
+			second ? "," : "", second ? second : "", argv[2]);
 		return 2;
 	}
-	fd = socket(ai->ai_family, SOCK_DGRAM, 0);
+	fd = socket(ai[0]->ai_family, SOCK_DGRAM, 0);
 	if (fd < 0) {
 		perror("udpflood: socket");
 		return 1;
@@ -53,8 +62,8 @@ int main(int argc, char **argv)
 	iov.iov_len = sizeof(payload);
 	memset(msgs, 0, sizeof(msgs));
 	for (int i = 0; i < BATCH; i++) {
-		msgs[i].msg_hdr.msg_name = ai->ai_addr;
-		msgs[i].msg_hdr.msg_namelen = ai->ai_addrlen;
+		msgs[i].msg_hdr.msg_name = ai[i % 2]->ai_addr;
+		msgs[i].msg_hdr.msg_namelen = ai[i % 2]->ai_addrlen;
 		msgs[i].msg_hdr.msg_iov = &iov;
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
@@ -76,7 +85,8 @@ int main(int argc, char **argv)
 		sent += r;
 	}
 	printf("%llu\n", sent);
-	freeaddrinfo(ai);
+	freeaddrinfo(ai[0]);
+	freeaddrinfo(ai[1]);
 	close(fd);
 	return 0;
 }
