@@ -30,15 +30,20 @@ struct {
 	__type(value, __u64);
 } events_stats SEC(".maps");
 
+/* A cache line per CPU, so that no two CPUs write to one line. */
 struct sample_state {
 	__u64 tat;  /* the token bucket's theoretical arrival time */
 	__u32 skip; /* events to let pass before the next sample */
-	__u32 pad;
+	__u32 pad[13];
 };
 
+/*
+ * By-CPU (bpf/maps.bpf.h), not per-CPU: looked up on every event, and a plain array's lookup
+ * is arithmetic where a per-CPU one first loads the value's pointer.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to possible CPUs */
 	__type(key, __u32);
 	__type(value, struct sample_state);
 } events_state SEC(".maps");
@@ -54,12 +59,12 @@ static __always_inline void sample_stat(__u32 stat)
 /* A zeroed record with its header filled, or NULL when this event is not sampled. */
 static __always_inline struct event *sample_begin(__u16 type)
 {
+	__u32 cpu = bpf_get_smp_processor_id();
 	struct sample_state *st;
 	struct event *e;
-	__u32 zero = 0;
 	__u64 now, tat;
 
-	st = bpf_map_lookup_elem(&events_state, &zero);
+	st = bpf_map_lookup_elem(&events_state, &cpu);
 	if (!st)
 		return NULL;
 	/* The common case is a countdown; a random gap, on average rate - 1, follows a sample. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analyzers/analyzer.h"
+#include "bpfmap.h"
 #include "config.h"
 #include "drops.h"
 #include "events.h"
@@ -113,9 +114,12 @@ int events_set(struct sampling_config *c, const char *key, const char *value, ch
 int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_config *sc)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "events");
+	struct bpf_map *state = bpf_object__find_map_by_name(obj, "events_state");
 	unsigned rate = cfg.rate[type];
 
 	memset(sc, 0, sizeof(*sc));
+	if (state)
+		bpf_map__set_max_entries(state, cpu_array_entries(1)); /* by-CPU: one per CPU */
 	if (!rate || !map)
 		return 0;
 	sc->rate = rate;
