@@ -267,7 +267,8 @@ for ((i = 0; i < STARTS; i++)); do
 		for o in $NAMES; do
 			[ "$o" != "$c" ] && printf '[collector.%s]\nenabled = false\n' "$o"
 		done >"$TMP/alone.ini"
-		start_ours "$TMP/alone.ini" || die "collector $c alone did not start"
+		start_ours "$TMP/alone.ini" ||
+			die "collector $c alone did not start: $(tail -n1 "$TMP/exporter.log")"
 		ONE_START[$c]="${ONE_START[$c]:-} $STARTUP_MS"
 		MAPMEM[$c]=$(map_memlock)
 		stop_variant
