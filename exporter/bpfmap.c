@@ -102,16 +102,17 @@ int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint3
 /* The whole by-CPU array: in place, or in one batch (key by key where the kernel lacks it). */
 static int read_cpu_array(struct percpu_reader *r)
 {
-	uint32_t total = (uint32_t)r->ncpus * r->stride, count = total / r->per_elem, cursor;
-	/* The keys the batch returns go after the values (cpu_array_reader_init sized raw). */
-	uint32_t *keys = (uint32_t *)(r->raw + total);
+	uint32_t elems = (uint32_t)r->ncpus * r->stride / r->per_elem, count = elems, cursor;
 	const volatile uint64_t *v = r->mapped;
 	int err;
 
 	if (!v) {
+		/* The keys the batch returns go after the values (cpu_array_reader_init sized raw). */
+		uint32_t *keys = (uint32_t *)(r->raw + (size_t)r->ncpus * r->stride);
+
 		err = bpf_map_lookup_batch(r->fd, NULL, &cursor, keys, r->raw, &count, NULL);
-		if ((err && err != -ENOENT) || count != total / r->per_elem) {
-			for (uint32_t k = 0; k < total / r->per_elem; k++)
+		if ((err && err != -ENOENT) || count != elems) {
+			for (uint32_t k = 0; k < elems; k++)
 				if (bpf_map_lookup_elem(r->fd, &k,
 							r->raw + (size_t)k * r->per_elem))
 					return -errno;
