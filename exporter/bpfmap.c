@@ -38,7 +38,8 @@ void skeleton_release(const struct bpf_object_skeleton *s)
 		madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
-int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries)
+/* What every reader has: the map, its size, the CPUs and the sums. */
+static int reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
@@ -47,10 +48,19 @@ int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_
 	r->ncpus = libbpf_num_possible_cpus();
 	if (r->ncpus <= 0)
 		return r->ncpus ? r->ncpus : -EINVAL;
+	r->sums = calloc(max_entries, sizeof(uint64_t));
+	return r->sums ? 0 : -ENOMEM;
+}
+
+int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries)
+{
+	int err = reader_init(r, fd, key_size, max_entries);
+
+	if (err)
+		return err;
 	r->keys = calloc(max_entries, key_size);
 	r->values = calloc((size_t)max_entries * r->ncpus, sizeof(uint64_t));
-	r->sums = calloc(max_entries, sizeof(uint64_t));
-	if (!r->keys || !r->values || !r->sums) {
+	if (!r->keys || !r->values) {
 		percpu_reader_free(r);
 		return -ENOMEM;
 	}
@@ -68,13 +78,12 @@ int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint3
 {
 	struct bpf_map_info info = { 0 };
 	uint32_t len = sizeof(info);
-	int err = percpu_reader_init(r, fd, sizeof(uint32_t), slots);
+	/* Slot i's sum is sums[i]: no keys, and the slices are summed straight from the map. */
+	int err = reader_init(r, fd, sizeof(uint32_t), slots);
 
 	if (err)
 		return err;
 	r->stride = stride;
-	for (uint32_t i = 0; i < slots; i++)
-		((uint32_t *)r->keys)[i] = i;
 	/* A BPF_F_MMAPABLE array is read in place, without a system call per scrape. */
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size % sizeof(uint64_t)) {
 		percpu_reader_free(r);

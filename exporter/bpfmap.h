@@ -20,8 +20,8 @@ struct percpu_reader {
 	uint64_t *raw; /* by-CPU array only: ncpus * stride as the map holds them */
 	const volatile uint64_t *mapped; /* the same, mapped (BPF_F_MMAPABLE) */
 	size_t mapped_len;
-	void *keys;	  /* max_entries * key_size */
-	uint64_t *values; /* max_entries * ncpus */
+	void *keys;	  /* max_entries * key_size (not for a by-CPU array: slot i is i) */
+	uint64_t *values; /* max_entries * ncpus (not for a by-CPU array) */
 	uint64_t *sums;	  /* max_entries: values summed over CPUs */
 };
 

@@ -435,7 +435,7 @@ static bool next_array_row(int na, int *pos, struct row *r)
 {
 	for (; *pos < na; (*pos)++) {
 		int i = (*pos + NR_FAMILIES * NR_PROTOS) % na;
-		uint32_t idx = ((uint32_t *)by_reason.keys)[i];
+		uint32_t idx = i;
 
 		if (!by_reason.sums[i])
 			continue;

@@ -306,7 +306,7 @@ static int retrans_collect(struct expo *e)
 		}
 	}
 	for (int k = 0; k < na; k++) {
-		uint32_t slot = ((uint32_t *)by_slot.keys)[k];
+		uint32_t slot = k;
 
 		if (slot == RT_OVERFLOW)
 			overflowed = by_slot.sums[k];

@@ -636,7 +636,7 @@ static void from_array(size_t *n, int na, bool overflow_part)
 	uint64_t v[RTT_ARRAY_SIZE] = { 0 };
 
 	for (int i = 0; i < na; i++) {
-		uint32_t idx = ((uint32_t *)by_family.keys)[i];
+		uint32_t idx = i;
 
 		if (idx < RTT_ARRAY_SIZE)
 			v[idx] = by_family.sums[i];
