@@ -54,14 +54,17 @@ static const struct bpf_map *rodata_of(const struct bpf_object *obj)
 static int collector_dir(const char *collector, char *dir, size_t len)
 {
 	struct statfs fs;
+	bool made = !mkdir(root, 0700);
 
-	if (mkdir(root, 0700) && errno != EEXIST) {
+	if (!made && errno != EEXIST) {
 		log_error("pin: cannot create %s: %s", root, strerror(errno));
 		return -1;
 	}
 	if (statfs(root, &fs) || fs.f_type != BPF_FS_MAGIC) {
 		log_error("pin: %s is not on a bpf filesystem (mount -t bpf bpf /sys/fs/bpf)",
 			  root);
+		if (made) /* leave nothing behind on the wrong filesystem */
+			rmdir(root);
 		return -1;
 	}
 	snprintf(dir, len, "%s/%s", root, collector);

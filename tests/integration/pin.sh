@@ -7,9 +7,24 @@
 # --unpin removes everything and the programs detach.
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
-[ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ] || skip_all "needs bpffs on /sys/fs/bpf"
 
-PIN=/sys/fs/bpf/netstack-test$$
+# ---- pin_path not on a bpf filesystem: a clear error, nothing left behind ----
+printf '[bpf]\npin_path = %s\n' "$TMP/notbpf" >"$TMP/notbpf.ini"
+"$EXPORTER" --config "$TMP/notbpf.ini" --strict --web.listen-address "127.0.0.1:$(free_port)" \
+	>"$TMP/notbpf.log" 2>&1
+rc=$?
+check_eq "pin_path on $(stat -f -c %T "$TMP"): --strict exits 1" 1 "$rc"
+check "... naming the path and the filesystem it needs" \
+	grep -q "pin: $TMP/notbpf is not on a bpf filesystem" "$TMP/notbpf.log"
+check "... and creates nothing there" test ! -e "$TMP/notbpf"
+
+# A bpf filesystem of our own (each mount is a new instance): the test needs none on the host.
+mkdir "$TMP/bpffs" && mount -t bpf bpf "$TMP/bpffs" || {
+	not_ok "mount a bpf filesystem on $TMP/bpffs"
+	finish
+}
+on_exit "umount $TMP/bpffs"
+PIN=$TMP/bpffs/netstack-test$$
 NS=nspin$$
 netns_add "$NS" && ip netns exec "$NS" nft -f - <<EOF || {
 table inet t {

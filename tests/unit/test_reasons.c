@@ -3,6 +3,7 @@
  * Unit tests for exporter/kernel.c: drop reason names from the running kernel's BTF and from
  * tracefs format files (this kernel's and Linux 6.1's numbering), and kallsyms lookups.
  */
+#define _GNU_SOURCE /* unshare */
 #include "check.h"
 #include "kernel.h"
 
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -166,9 +168,14 @@ static bool table_value(const struct reason_table *t, const char *name, uint32_t
 	return false;
 }
 
+/*
+ * tracefs is not mounted on a fresh machine: as root, mount it in a mount namespace of this
+ * process's own, so the test neither needs nor leaves a mount on the host.
+ */
 static bool live_format_readable(void)
 {
-	if (access("/sys/kernel/tracing/events", F_OK) && !geteuid())
+	if (access("/sys/kernel/tracing/events", F_OK) && !geteuid() && !unshare(CLONE_NEWNS) &&
+	    !mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 	return !access(LIVE_FORMAT, R_OK);
 }
@@ -409,14 +416,6 @@ static void check_format_agrees_with_btf(const char *path)
 	CHECK(ft.max == bt.max);
 	reasons_free(&ft);
 	reasons_free(&bt);
-}
-
-static void test_tracefs_618_fixture_agrees_with_btf(void)
-{
-	NEED_BTF();
-	if (!running_kernel_is("6.18"))
-		SKIP("fixture is Linux 6.18's, the running kernel is %s", release);
-	check_format_agrees_with_btf(fixture(FORMAT_618));
 }
 
 static void test_tracefs_live_agrees_with_btf(void)
@@ -720,7 +719,6 @@ int main(void)
 	RUN_CASE(test_btf_unknown_value_is_number);
 	RUN_CASE(test_btf_subsystem_values);
 	RUN_CASE(test_btf_subsys_num_is_not_a_subsystem);
-	RUN_CASE(test_tracefs_618_fixture_agrees_with_btf);
 	RUN_CASE(test_tracefs_live_agrees_with_btf);
 	RUN_CASE(test_tracefs_618_fixture_numbers);
 	RUN_CASE(test_tracefs_61_fixture_numbers);
