@@ -419,20 +419,6 @@ void events_stop(void)
 
 /* ---- output ---- */
 
-void json_escape(struct mbuf *m, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			mbuf_printf(m, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f) /* names from the kernel are ASCII */
-			mbuf_printf(m, "\\u%04x", c);
-		else
-			mbuf_write(m, s, 1);
-	}
-}
-
 void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len)
 {
 	const void *a = src ? f->saddr : f->daddr;
@@ -477,7 +463,7 @@ static void tcp_flags(char *buf, unsigned f)
 static void json_str(struct mbuf *m, const char *name, const char *v)
 {
 	mbuf_printf(m, ",\"%s\":\"", name);
-	json_escape(m, v);
+	escape_json(m, v);
 	mbuf_puts(m, "\"");
 }
 
@@ -626,6 +612,10 @@ void events_status_html(struct mbuf *m)
 				mbuf_printf(m, "%u", r->ev.drop.reason);
 			mbuf_puts(m, " at ");
 			escape_html(m, r->function);
+			if (r->ifname[0]) {
+				mbuf_puts(m, " on ");
+				escape_html(m, r->ifname);
+			}
 		} else if (r->ev.type == EV_RETRANS) {
 			escape_html(m, r->state);
 			mbuf_printf(m, " srtt %u us", r->ev.retrans.srtt_us);

@@ -26,7 +26,7 @@ struct event_rec {
 	const char *explanation; /* drop reason, one line, or NULL */
 	const char *hint;
 	char function[96]; /* drop location as function+0xoff, or "" */
-	char ifname[EV_IFNAMSIZ + 1];
+	char ifname[3 * EV_IFNAMSIZ + 1]; /* valid UTF-8, as the drops collector's label */
 	char state[24]; /* TCP state name (retransmits) */
 };
 
@@ -98,7 +98,6 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
 			  size_t len, double *time);
 
-void json_escape(struct mbuf *m, const char *s);
 /* "10.0.0.1" / "fd00::1" for the flow's family, "" otherwise. */
 void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len);
 
