@@ -34,7 +34,7 @@ struct event_rec {
  * The most events [sampling] max_events keeps and GET /events?max_events= asks for: the store
  * then holds about 30 MiB (sizeof(struct event_rec) each).
  */
-#define EVENTS_MAX 100000
+#define EVENTS_MAX 100000u
 
 /* [sampling], indexed by enum event_type where per type. */
 struct sampling_config {

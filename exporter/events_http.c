@@ -14,7 +14,7 @@
  * Bytes of a streamed /events response libmicrohttpd asks for at a time: with the cursor's
  * piece (at most this plus one line) what one /events response holds, however many events.
  */
-#define EVENTS_BLOCK (16 * 1024)
+#define EVENTS_BLOCK ((size_t)16 * 1024)
 
 struct args {
 	struct event_filter f;
