@@ -58,8 +58,9 @@ link() {
 	ip -n "$NSA" link set "ua$3$$" up
 	ip -n "$1" link set "$2" up
 }
-link "$NSB" "$IF_B1" 91 && link "$NSB" "$IF_B2" 92 && link "$NSC" "$IF_C" 93 ||
+if ! { link "$NSB" "$IF_B1" 91 && link "$NSB" "$IF_B2" 92 && link "$NSC" "$IF_C" 93; }; then
 	skip_all "ip cannot name a veth with these bytes"
+fi
 check "ip kept the invalid bytes of the interface name" \
 	bash -c "ip -n $NSB -o link | grep -qF \"\$1\"" _ "$IF_B1"
 for ns in "$NSB" "$NSC"; do
@@ -142,13 +143,13 @@ promtool_ok "promtool check metrics accepts the scrape" "$TMP/m.prom"
 check "the text scrape is valid UTF-8" parse utf8 "$TMP/m.prom"
 PODLABELS="namespace=\"$NS\",pod=\"w\xc3\xa9b-$R-\xf0\x9f\x98\x80\",container=\"$CONTAINER\",process=\"$R${R}q\""
 PODLABELS=$(printf '%b' "$PODLABELS")
-B_SERIES="^$M[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",$PODLABELS[}]"
+B_SERIES="^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",${PODLABELS}[}]"
 check_eq "both invalid interface names are one series (\"$R${R}x\")" 1 \
 	"$(grep -c "$B_SERIES" "$TMP/m.prom")"
 check_eq "which counts the drops of both, with the pod labels made valid" "$((D91 + D92))" \
 	"$(fsum "$TMP/m.prom" "$B_SERIES")"
 check_eq "a valid multi-byte interface name passes unchanged" "$D93" \
-	"$(fsum "$TMP/m.prom" "^$M[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_C\",interface=\"$IF_C\",")"
+	"$(fsum "$TMP/m.prom" "^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_C\",interface=\"$IF_C\",")"
 check_eq "no byte of the invalid names reached the scrape" 0 \
 	"$(LC_ALL=C grep -c $'[\xfe\xff]' "$TMP/m.prom")"
 
@@ -161,7 +162,7 @@ else
 	not_ok "prometheus_client's OpenMetrics parser accepts the scrape" "$(cat "$TMP/m.om.err")"
 fi
 check_eq "OpenMetrics: the parsed labels are the valid names" "$((D91 + D92))" \
-	"$(fsum "$TMP/m.om.samples" "^$M[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",$PODLABELS[}]")"
+	"$(fsum "$TMP/m.om.samples" "^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",${PODLABELS}[}]")"
 check "OpenMetrics: with exemplars, which name the flow" grep -q " # {saddr=" "$TMP/m.om"
 curl -sf -H 'Accept-Encoding: gzip' "$EXPORTER_URL/metrics" | gzip -dc >"$TMP/m.gz.prom"
 promtool_ok "promtool accepts the gzipped scrape" "$TMP/m.gz.prom"
