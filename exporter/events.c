@@ -89,7 +89,7 @@ int events_set(struct sampling_config *c, const char *key, const char *value, ch
 	if (!strcmp(key, "min_rtt_us"))
 		return parse_uint(value, 0, 60000000, &c->min_rtt_us, err, errlen);
 	if (!strcmp(key, "max_events"))
-		return parse_uint(value, 1, 1000000, &c->max_events, err, errlen);
+		return parse_uint(value, 1, EVENTS_MAX, &c->max_events, err, errlen);
 	if (!strcmp(key, "stdout"))
 		return parse_bool(value, &c->to_stdout, err, errlen);
 	if (!strcmp(key, "stdout_max_per_second"))
@@ -419,20 +419,6 @@ void events_stop(void)
 
 /* ---- output ---- */
 
-void json_escape(struct mbuf *m, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			mbuf_printf(m, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f) /* names from the kernel are ASCII */
-			mbuf_printf(m, "\\u%04x", c);
-		else
-			mbuf_write(m, s, 1);
-	}
-}
-
 void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len)
 {
 	const void *a = src ? f->saddr : f->daddr;
@@ -477,7 +463,7 @@ static void tcp_flags(char *buf, unsigned f)
 static void json_str(struct mbuf *m, const char *name, const char *v)
 {
 	mbuf_printf(m, ",\"%s\":\"", name);
-	json_escape(m, v);
+	escape_json(m, v);
 	mbuf_puts(m, "\"");
 }
 
@@ -567,18 +553,78 @@ static const struct event_rec *stored(size_t i)
 	return &store[(store_head + cfg.max_events - store_n + i) % cfg.max_events];
 }
 
-void events_json_lines(struct mbuf *m, const struct event_filter *f)
+/*
+ * Stored events hold consecutive seq numbers, the newest being seq (also across a restart of
+ * the store, which empties it): the one with seq s is stored(s - oldest_seq()). Lock held.
+ */
+static uint64_t oldest_seq(void)
 {
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < store_n; i++) {
-		const struct event_rec *r = stored(i);
+	return seq - store_n + 1;
+}
 
-		if (!matches(r, f))
-			continue;
-		event_json(m, r);
-		mbuf_puts(m, "\n");
+void events_cursor_open(struct events_cursor *c, const struct event_filter *f, unsigned limit)
+{
+	uint64_t oldest;
+
+	memset(c, 0, sizeof(*c));
+	c->f = *f;
+	if (f->reason) {
+		snprintf(c->reason, sizeof(c->reason), "%s", f->reason);
+		c->f.reason = c->reason;
+	}
+	pthread_mutex_lock(&lock);
+	oldest = oldest_seq();
+	c->next = oldest;
+	c->end = seq;
+	/* Back from the newest to the oldest of the last `limit` matching events. */
+	for (size_t i = store_n; i-- > 0 && c->left < limit;) {
+		if (matches(stored(i), &c->f)) {
+			c->left++;
+			c->next = oldest + i;
+		}
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+long events_cursor_read(struct events_cursor *c, char *buf, size_t max)
+{
+	size_t n;
+
+	if (c->off == c->pending.len) {
+		uint64_t oldest;
+
+		mbuf_reset(&c->pending);
+		c->off = 0;
+		pthread_mutex_lock(&lock);
+		oldest = oldest_seq();
+		if (c->next < oldest)
+			c->next = oldest;
+		/* About max bytes per piece: the lock is held for a few dozen events at most. */
+		while (c->left && c->next <= c->end && c->pending.len < max) {
+			const struct event_rec *r = stored(c->next++ - oldest);
+
+			if (!matches(r, &c->f))
+				continue;
+			event_json(&c->pending, r);
+			mbuf_puts(&c->pending, "\n");
+			c->left--;
+		}
+		pthread_mutex_unlock(&lock);
+		if (c->pending.oom)
+			return -1;
+	}
+	n = c->pending.len - c->off;
+	if (n > max)
+		n = max;
+	if (n)
+		memcpy(buf, c->pending.data + c->off, n);
+	c->off += n;
+	return (long)n;
+}
+
+void events_cursor_close(struct events_cursor *c)
+{
+	mbuf_free(&c->pending);
 }
 
 void events_top_json(struct mbuf *m)
@@ -626,6 +672,10 @@ void events_status_html(struct mbuf *m)
 				mbuf_printf(m, "%u", r->ev.drop.reason);
 			mbuf_puts(m, " at ");
 			escape_html(m, r->function);
+			if (r->ifname[0]) {
+				mbuf_puts(m, " on ");
+				escape_html(m, r->ifname);
+			}
 		} else if (r->ev.type == EV_RETRANS) {
 			escape_html(m, r->state);
 			mbuf_printf(m, " srtt %u us", r->ev.retrans.srtt_us);

@@ -26,9 +26,15 @@ struct event_rec {
 	const char *explanation; /* drop reason, one line, or NULL */
 	const char *hint;
 	char function[96]; /* drop location as function+0xoff, or "" */
-	char ifname[EV_IFNAMSIZ + 1];
+	char ifname[3 * EV_IFNAMSIZ + 1]; /* valid UTF-8, as the drops collector's label */
 	char state[24]; /* TCP state name (retransmits) */
 };
+
+/*
+ * The most events [sampling] max_events keeps and GET /events?max_events= asks for: the store
+ * then holds about 30 MiB (sizeof(struct event_rec) each).
+ */
+#define EVENTS_MAX 100000u
 
 /* [sampling], indexed by enum event_type where per type. */
 struct sampling_config {
@@ -81,8 +87,25 @@ struct event_filter {
 	uint32_t netns;
 	double since;
 };
-/* Recent events matching f as JSON lines, oldest first. */
-void events_json_lines(struct mbuf *m, const struct event_filter *f);
+
+/*
+ * GET /events streamed: the last `limit` stored events matching a filter, as JSON lines, oldest
+ * first, read piecewise, so a response holds one piece in memory however many events it has and
+ * however slowly its client reads. Events stored after the cursor was opened are not included;
+ * events evicted before their turn are skipped.
+ */
+struct events_cursor {
+	struct event_filter f;
+	char reason[72];     /* f.reason's copy */
+	uint64_t next, end;  /* seq of the next event to look at, and of the last */
+	unsigned left;	     /* matching events still to write */
+	struct mbuf pending; /* rendered lines not yet read */
+	size_t off;
+};
+void events_cursor_open(struct events_cursor *c, const struct event_filter *f, unsigned limit);
+/* Up to max bytes of JSON lines into buf: their number, 0 at the end, -1 out of memory. */
+long events_cursor_read(struct events_cursor *c, char *buf, size_t max);
+void events_cursor_close(struct events_cursor *c);
 /* The analyzers' top-K lists as one JSON object. */
 void events_top_json(struct mbuf *m);
 /* HTML fragments for the landing page: top-K lists and the latest events, escaped. */
@@ -98,7 +121,6 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
 			  size_t len, double *time);
 
-void json_escape(struct mbuf *m, const char *s);
 /* "10.0.0.1" / "fd00::1" for the flow's family, "" otherwise. */
 void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len);
 

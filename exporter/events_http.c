@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* GET /events (JSON lines, filtered) and GET /events/top (the analyzers' top-K lists). */
+/* GET /events (JSON lines, filtered, streamed) and GET /events/top (the top-K lists). */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -10,8 +10,15 @@
 #include "events_http.h"
 #include "http.h"
 
+/*
+ * Bytes of a streamed /events response libmicrohttpd asks for at a time: with the cursor's
+ * piece (at most this plus one line) what one /events response holds, however many events.
+ */
+#define EVENTS_BLOCK ((size_t)16 * 1024)
+
 struct args {
 	struct event_filter f;
+	unsigned limit;
 	char err[160];
 };
 
@@ -51,6 +58,14 @@ static enum MHD_Result parse_arg(void *cls, enum MHD_ValueKind kind, const char 
 			snprintf(a->err, sizeof(a->err),
 				 "bad netns '%.40s': expected a namespace inode number\n", value);
 		a->f.netns = (uint32_t)n;
+	} else if (!strcmp(key, "max_events")) {
+		errno = 0;
+		n = strtoull(value, &end, 10);
+		if (*value < '0' || *value > '9' || *end || errno || !n || n > EVENTS_MAX)
+			snprintf(a->err, sizeof(a->err),
+				 "bad max_events '%.40s': expected a whole number from 1 to %u\n",
+				 value, EVENTS_MAX);
+		a->limit = (unsigned)n;
 	} else if (!strcmp(key, "since")) {
 		a->f.since = strtod(value, &end);
 		if (!*value || *end || !(a->f.since >= 0 && a->f.since < 1e11))
@@ -58,9 +73,49 @@ static enum MHD_Result parse_arg(void *cls, enum MHD_ValueKind kind, const char 
 				 "bad since '%.40s': expected Unix time in seconds\n", value);
 	} else {
 		snprintf(a->err, sizeof(a->err),
-			 "unknown parameter '%.40s': expected type, reason, netns or since\n", key);
+			 "unknown parameter '%.40s': expected type, reason, netns, since or "
+			 "max_events\n",
+			 key);
 	}
 	return a->err[0] ? MHD_NO : MHD_YES;
+}
+
+static ssize_t read_events(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	long n = events_cursor_read(cls, buf, max);
+
+	(void)pos;
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	return n ? n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void free_events(void *cls)
+{
+	events_cursor_close(cls);
+	free(cls);
+}
+
+/* The JSON lines, streamed: chunked in HTTP/1.1, until the connection closes in HTTP/1.0. */
+static enum MHD_Result stream_events(struct MHD_Connection *conn, const struct args *a)
+{
+	struct events_cursor *c = malloc(sizeof(*c));
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!c)
+		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	events_cursor_open(c, &a->f, a->limit ? a->limit : EVENTS_MAX);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, EVENTS_BLOCK, read_events, c,
+					      free_events);
+	if (!r) {
+		free_events(c);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 enum MHD_Result events_http(struct MHD_Connection *conn, const char *url)
@@ -73,18 +128,16 @@ enum MHD_Result events_http(struct MHD_Connection *conn, const char *url)
 		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, parse_arg, &a);
 		if (a.err[0])
 			return http_send_text(conn, MHD_HTTP_BAD_REQUEST, a.err);
-		events_json_lines(&m, &a.f);
-	} else if (!strcmp(url, "/events/top")) {
-		events_top_json(&m);
-	} else {
-		return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+		return stream_events(conn, &a);
 	}
+	if (strcmp(url, "/events/top"))
+		return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+	/* Bounded: three lists of at most ten entries. */
+	events_top_json(&m);
 	if (m.oom)
 		ret = http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	else
-		ret = http_send_mbuf(
-			conn, !strcmp(url, "/events") ? "application/x-ndjson" : "application/json",
-			&m, false);
+		ret = http_send_mbuf(conn, "application/json", &m, false);
 	mbuf_free(&m);
 	return ret;
 }

@@ -366,7 +366,7 @@ struct nsent {
 	uint32_t netns;
 	bool host, seen;
 	double gone; /* monotonic seconds it was last seen or its pod deleted; 0: alive */
-	char ns[64], pod[254], container[64], process[17];
+	char ns[64], pod[254], container[64], process[3 * 16 + 1]; /* valid UTF-8 */
 };
 static struct nsent *nss;
 static size_t n_nss, cap_nss;
@@ -544,24 +544,29 @@ static void scan(void)
 		struct nsent *e = nsent_get(v[i].netns);
 		const struct pod *p = v[i].have_pod ? pod_by_uid(v[i].ids.pod_uid) : NULL;
 		const char *cname = container_name(p, v[i].ids.container_id);
-		char path[64];
+		char path[64], comm[17];
 
 		if (!e)
 			break;
 		e->seen = true;
 		e->host = v[i].netns == host;
-		snprintf(e->ns, sizeof(e->ns), "%s", p ? p->ns : "");
-		snprintf(e->pod, sizeof(e->pod), "%s", p ? p->name : "");
+		/*
+		 * Label values made valid UTF-8 (cut between characters) here, so that names that
+		 * differ only in invalid bytes are one series: any process can set its comm.
+		 */
+		utf8_copy(e->ns, sizeof(e->ns), p ? p->ns : "");
+		utf8_copy(e->pod, sizeof(e->pod), p ? p->name : "");
 		/* Without the API's name, the short form of the ID docker and crictl show. */
-		snprintf(e->container, sizeof(e->container), "%.*s",
-			 cname	? 63
-			 : kube ? 0
-				: 12,
-			 cname ? cname : v[i].ids.container_id);
+		if (cname)
+			utf8_copy(e->container, sizeof(e->container), cname);
+		else
+			snprintf(e->container, sizeof(e->container), "%.*s", kube ? 0 : 12,
+				 v[i].ids.container_id);
 		snprintf(path, sizeof(path), "/proc/%d/comm", v[i].pid);
-		if (read_small(path, e->process, sizeof(e->process)))
-			e->process[0] = '\0';
-		e->process[strcspn(e->process, "\n")] = '\0';
+		if (read_small(path, comm, sizeof(comm)))
+			comm[0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		utf8_copy(e->process, sizeof(e->process), comm);
 		e->gone = p && p->deleted ? (e->gone ? e->gone : p->deleted) : 0;
 	}
 	/* Namespaces no process holds any more: gone now; forgotten twice the grace later. */

@@ -130,66 +130,174 @@ void labels_add(struct labels *l, const char *name, const char *value)
 	l->n++;
 }
 
-/* Copy runs of plain bytes in one go; only the bytes in special are escaped. */
-static void escape(struct mbuf *out, const char *s, const char *special)
+/* ---- UTF-8 ---- */
+
+/*
+ * Unicode's table of well-formed byte sequences (Table 3-7): the lead byte fixes the range of
+ * the first continuation byte, which rules out overlong forms (E0, F0), surrogates (ED) and
+ * code points above U+10FFFF (F4); C0, C1 and F5..FF never start one.
+ */
+int utf8_char(const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	int need;
+
+	if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+		need = 1;
+	} else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+		need = 2;
+		if (u[0] == 0xe0)
+			lo = 0xa0;
+		else if (u[0] == 0xed)
+			hi = 0x9f;
+	} else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+		need = 3;
+		if (u[0] == 0xf0)
+			lo = 0x90;
+		else if (u[0] == 0xf4)
+			hi = 0x8f;
+	} else {
+		return -1;
+	}
+	/* A NUL is never in range, so a truncated sequence stops at the string's end. */
+	for (int i = 1; i <= need; i++) {
+		if (u[i] < lo || u[i] > hi)
+			return -i;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return need + 1;
+}
+
+char *utf8_copy(char *dst, size_t len, const char *src)
+{
+	size_t o = 0;
+
+	if (!len)
+		return dst;
+	while (*src) {
+		int n = (unsigned char)*src < 0x80 ? 1 : utf8_char(src);
+		size_t w = n > 0 ? (size_t)n : sizeof(UTF8_REPLACEMENT) - 1;
+
+		if (w >= len - o)
+			break;
+		memcpy(dst + o, n > 0 ? src : UTF8_REPLACEMENT, w);
+		o += w;
+		src += n > 0 ? n : -n;
+	}
+	dst[o] = '\0';
+	return dst;
+}
+
+size_t utf8_runes(const char *s)
+{
+	size_t n = 0;
+
+	while (*s) {
+		int c = (unsigned char)*s < 0x80 ? 1 : utf8_char(s);
+
+		s += c > 0 ? c : -c;
+		n++;
+	}
+	return n;
+}
+
+/* ---- escaping ---- */
+
+/*
+ * Copy s as valid UTF-8, runs of plain bytes in one go; an ASCII byte with an entry in tab is
+ * written as that entry, an ill-formed sequence as U+FFFD.
+ */
+static void escape_with(struct mbuf *out, const char *s, const char *const tab[128])
+{
+	const char *run = s;
+
 	if (!s)
 		return;
 	for (;;) {
-		size_t run = strcspn(s, special);
+		unsigned char c = *s;
+		const char *rep;
+		int n;
 
-		mbuf_write(out, s, run);
-		s += run;
-		switch (*s) {
-		case '\0':
-			return;
-		case '\\':
-			mbuf_write(out, "\\\\", 2);
-			break;
-		case '"':
-			mbuf_write(out, "\\\"", 2);
-			break;
-		case '\n':
-			mbuf_write(out, "\\n", 2);
-			break;
+		if (c < 0x80) {
+			if (!c)
+				break;
+			if (!tab[c]) {
+				s++;
+				continue;
+			}
+			rep = tab[c];
+			n = 1;
+		} else {
+			n = utf8_char(s);
+			if (n > 0) {
+				s += n;
+				continue;
+			}
+			rep = UTF8_REPLACEMENT;
+			n = -n;
 		}
-		s++;
+		mbuf_write(out, run, s - run);
+		mbuf_puts(out, rep);
+		s += n;
+		run = s;
 	}
+	mbuf_write(out, run, s - run);
 }
 
-void escape_html(struct mbuf *m, const char *s)
+static const char *const label_escapes[128] = {
+	['\\'] = "\\\\",
+	['"'] = "\\\"",
+	['\n'] = "\\n",
+};
+
+static const char *const help_escapes[128] = {
+	['\\'] = "\\\\",
+	['\n'] = "\\n",
+};
+
+/* Control characters other than white space are errors in HTML: shown as U+FFFD. */
+#define HTML_CTL(c) [c] = UTF8_REPLACEMENT
+static const char *const html_escapes[128] = {
+	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;", ['\''] = "&#39;",
+	HTML_CTL(0x01), HTML_CTL(0x02), HTML_CTL(0x03),	 HTML_CTL(0x04),   HTML_CTL(0x05),
+	HTML_CTL(0x06), HTML_CTL(0x07), HTML_CTL(0x08),	 HTML_CTL(0x0b),   HTML_CTL(0x0e),
+	HTML_CTL(0x0f), HTML_CTL(0x10), HTML_CTL(0x11),	 HTML_CTL(0x12),   HTML_CTL(0x13),
+	HTML_CTL(0x14), HTML_CTL(0x15), HTML_CTL(0x16),	 HTML_CTL(0x17),   HTML_CTL(0x18),
+	HTML_CTL(0x19), HTML_CTL(0x1a), HTML_CTL(0x1b),	 HTML_CTL(0x1c),   HTML_CTL(0x1d),
+	HTML_CTL(0x1e), HTML_CTL(0x1f), HTML_CTL(0x7f),
+};
+
+/* JSON must escape the C0 controls; DEL is escaped too, as it is invisible in a terminal. */
+#define JSON_CTL(h) [0x##h] = "\\u00" #h
+static const char *const json_escapes[128] = {
+	['"'] = "\\\"", ['\\'] = "\\\\", JSON_CTL(01), JSON_CTL(02), JSON_CTL(03), JSON_CTL(04),
+	JSON_CTL(05),	JSON_CTL(06),	 JSON_CTL(07), JSON_CTL(08), JSON_CTL(09), JSON_CTL(0a),
+	JSON_CTL(0b),	JSON_CTL(0c),	 JSON_CTL(0d), JSON_CTL(0e), JSON_CTL(0f), JSON_CTL(10),
+	JSON_CTL(11),	JSON_CTL(12),	 JSON_CTL(13), JSON_CTL(14), JSON_CTL(15), JSON_CTL(16),
+	JSON_CTL(17),	JSON_CTL(18),	 JSON_CTL(19), JSON_CTL(1a), JSON_CTL(1b), JSON_CTL(1c),
+	JSON_CTL(1d),	JSON_CTL(1e),	 JSON_CTL(1f), JSON_CTL(7f),
+};
+
+void escape_html(struct mbuf *out, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			mbuf_puts(m, "&lt;");
-			break;
-		case '>':
-			mbuf_puts(m, "&gt;");
-			break;
-		case '&':
-			mbuf_puts(m, "&amp;");
-			break;
-		case '"':
-			mbuf_puts(m, "&quot;");
-			break;
-		case '\'':
-			mbuf_puts(m, "&#39;");
-			break;
-		default:
-			mbuf_write(m, s, 1);
-		}
-	}
+	escape_with(out, s, html_escapes);
+}
+
+void escape_json(struct mbuf *out, const char *s)
+{
+	escape_with(out, s, json_escapes);
 }
 
 void escape_label_value(struct mbuf *out, const char *s)
 {
-	escape(out, s, "\\\"\n");
+	escape_with(out, s, label_escapes);
 }
 
 void escape_help(struct mbuf *out, const char *s)
 {
-	escape(out, s, "\\\n");
+	escape_with(out, s, help_escapes);
 }
 
 /* ---- numbers ---- */
@@ -333,13 +441,15 @@ static void write_name(struct expo *e, const char *suffix)
 }
 
 /*
- * One label pair, escaped like escape_label_value(): room for the worst case is reserved once
- * and the bytes are copied in place, as piecewise writes were a fifth of a large scrape.
+ * One label pair, escaped like escape_label_value(): room for the worst case (a byte becoming
+ * U+FFFD) is reserved once and the bytes are copied in place, as piecewise writes were a fifth
+ * of a large scrape.
  */
 static void write_pair(struct mbuf *out, char sep, const char *name, const char *value)
 {
-	size_t nl = strlen(name), vl = strlen(value), need = nl + 2 * vl + 4;
+	size_t nl = strlen(name), vl = strlen(value), need = nl + 3 * vl + 4;
 	char *p;
+	int n;
 
 	if ((out->oom || need >= out->cap - out->len) && !mbuf_reserve(out, need))
 		return;
@@ -364,7 +474,20 @@ static void write_pair(struct mbuf *out, char sep, const char *name, const char 
 			*p++ = 'n';
 			break;
 		default:
-			*p++ = *value;
+			if ((unsigned char)*value < 0x80) {
+				*p++ = *value;
+				break;
+			}
+			n = utf8_char(value);
+			if (n > 0) {
+				memcpy(p, value, n);
+				p += n;
+			} else {
+				memcpy(p, UTF8_REPLACEMENT, sizeof(UTF8_REPLACEMENT) - 1);
+				p += sizeof(UTF8_REPLACEMENT) - 1;
+				n = -n;
+			}
+			value += n - 1;
 		}
 	}
 	*p++ = '"';
@@ -435,16 +558,6 @@ void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 	mbuf_write(e->out, p, num + sizeof(num) - p);
 }
 
-/* UTF-8 characters in s: bytes that do not continue a sequence. */
-static size_t runes(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const struct labels *ex,
 		       double ex_value, double ex_time)
 {
@@ -457,7 +570,7 @@ void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const
 		return;
 	}
 	for (int i = 0; i < ex->n && i < LABELS_MAX; i++)
-		len += runes(ex->name[i]) + runes(ex->value[i]);
+		len += utf8_runes(ex->name[i]) + utf8_runes(ex->value[i]);
 	if (len > EXEMPLAR_MAX_RUNES) {
 		expo_u64(e, l, v);
 		return;

@@ -104,11 +104,34 @@ void expo_set_filter(struct expo *e, struct expo_filter *f, bool keep);
 /* End of exposition: "# EOF" for OpenMetrics, nothing for Prometheus text. */
 void expo_finish(struct expo *e);
 
-/* Escape a label value (\\, \", \n) or HELP text (\\, \n) into out. */
+/*
+ * Strings from outside the process (interface names, comm, pod names, cgroup paths, symbols)
+ * may be any bytes; every writer below emits valid UTF-8: well-formed characters unchanged, and
+ * each maximal subpart of an ill-formed sequence (Unicode 15 section 3.9, what WHATWG's decoder
+ * does: overlong forms, surrogates, code points above U+10FFFF, stray or missing continuation
+ * bytes) as one U+FFFD.
+ */
+#define UTF8_REPLACEMENT "\xef\xbf\xbd"
+/*
+ * At s, whose first byte is >= 0x80: the length of a well-formed character (2 to 4), or minus
+ * the length (1 to 3) of the maximal subpart that becomes one U+FFFD. Never reads past a NUL.
+ */
+int utf8_char(const char *s);
+/* src as valid UTF-8 into dst[len], NUL-terminated and cut between characters; returns dst. */
+char *utf8_copy(char *dst, size_t len, const char *src);
+/* Characters in s once made valid. */
+size_t utf8_runes(const char *s);
+
+/* Escape a label value (\\, \", \n) or HELP text (\\, \n) into out, as valid UTF-8. */
 void escape_label_value(struct mbuf *out, const char *s);
 void escape_help(struct mbuf *out, const char *s);
-/* Escape text for HTML content or a quoted attribute (<, >, &, ", '). */
+/*
+ * Escape text for HTML content or a quoted attribute (<, >, &, ", '; control characters other
+ * than white space become U+FFFD).
+ */
 void escape_html(struct mbuf *out, const char *s);
+/* The inside of a JSON string: \", \\, \u00XX for C0 controls and DEL, UTF-8 kept raw. */
+void escape_json(struct mbuf *out, const char *s);
 
 /* Pick the format from an Accept header (NULL = absent), honouring q-values. */
 enum metric_format negotiate_format(const char *accept);

@@ -105,7 +105,7 @@ static void drop_entry(struct event_rec *r)
 		uint64_t location;
 		uint32_t reason;
 	} key = { ev->drop.location, ev->drop.reason };
-	char buf[32], ifbuf[IF_NAMESIZE];
+	char buf[32], ifbuf[EV_IFNAMSIZ + 1];
 
 	if (have_reasons) {
 		const char *name = reason_name(&reasons, ev->drop.reason, buf, sizeof(buf));
@@ -125,11 +125,13 @@ static void drop_entry(struct event_rec *r)
 		snprintf(r->function, sizeof(r->function), "0x%" PRIx64,
 			 (uint64_t)ev->drop.location);
 	/* The kernel copies the device's name; without a device, our own netns can tell. */
-	memcpy(r->ifname, ev->drop.ifname, EV_IFNAMSIZ);
-	r->ifname[EV_IFNAMSIZ] = 0;
-	if (!r->ifname[0] && ev->ifindex && ev->netns == own_netns &&
-	    if_indextoname(ev->ifindex, ifbuf))
-		memcpy(r->ifname, ifbuf, IF_NAMESIZE);
+	memcpy(ifbuf, ev->drop.ifname, EV_IFNAMSIZ);
+	ifbuf[EV_IFNAMSIZ] = 0;
+	_Static_assert(EV_IFNAMSIZ >= IF_NAMESIZE, "if_indextoname writes IF_NAMESIZE bytes");
+	if (!ifbuf[0] && ev->ifindex && ev->netns == own_netns &&
+	    !if_indextoname(ev->ifindex, ifbuf))
+		ifbuf[0] = 0;
+	utf8_copy(r->ifname, sizeof(r->ifname), ifbuf);
 	topk_add(&locations, &key, sizeof(key), r, 1);
 }
 
@@ -146,15 +148,15 @@ static void drop_json(struct mbuf *m, double now)
 		snprintf(num, sizeof(num), "%u", r->ev.drop.reason);
 		mbuf_printf(m, "%s{\"drops\":%llu,\"reason\":\"", i ? "," : "",
 			    (unsigned long long)top[i].count);
-		json_escape(m, r->reason ? r->reason : num);
+		escape_json(m, r->reason ? r->reason : num);
 		mbuf_puts(m, "\",\"function\":\"");
-		json_escape(m, r->function);
+		escape_json(m, r->function);
 		mbuf_puts(m, "\"");
 		if (r->explanation) {
 			mbuf_puts(m, ",\"explanation\":\"");
-			json_escape(m, r->explanation);
+			escape_json(m, r->explanation);
 			mbuf_puts(m, "\",\"hint\":\"");
-			json_escape(m, r->hint);
+			escape_json(m, r->hint);
 			mbuf_puts(m, "\"");
 		}
 		mbuf_puts(m, "}");

@@ -34,7 +34,7 @@ static void retrans_json(struct mbuf *m, double now)
 			    (unsigned long long)top[i].count, r->ev.netns);
 		flow_json(m, &r->ev);
 		mbuf_puts(m, ",\"state\":\"");
-		json_escape(m, r->state);
+		escape_json(m, r->state);
 		mbuf_printf(m, "\",\"srtt_us\":%u,\"cwnd\":%u}", r->ev.retrans.srtt_us,
 			    r->ev.retrans.cwnd);
 	}

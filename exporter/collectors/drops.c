@@ -53,7 +53,7 @@ struct row {
 	const char *function; /* NULL: not in kallsyms, rendered as the address */
 	uint64_t location;
 	uint32_t netns;
-	char ifname[DROP_IFNAMSIZ + 1];
+	char ifname[3 * DROP_IFNAMSIZ + 1]; /* valid UTF-8: bytes that are not become U+FFFD */
 	uint64_t value;
 };
 
@@ -339,6 +339,8 @@ static void render_row(struct expo *e, const struct row *r)
 
 static void row_from_key(struct row *r, const struct drop_key *k)
 {
+	char ifname[DROP_IFNAMSIZ + 1] = { 0 };
+
 	memset(r, 0, sizeof(*r));
 	r->reason = k->reason;
 	r->family = k->family < NR_FAMILIES ? k->family : FAMILY_OTHER;
@@ -347,7 +349,13 @@ static void row_from_key(struct row *r, const struct drop_key *k)
 	if (cfg.label_mask & DROP_LABEL_FUNCTION)
 		r->function = ksyms_lookup(&ksyms, k->location);
 	r->netns = k->netns;
-	memcpy(r->ifname, k->ifname, DROP_IFNAMSIZ);
+	/*
+	 * Any process that may rename a device in its namespace picks these bytes. Made valid here,
+	 * so that names differing only in invalid bytes merge into one series (and the exemplar's
+	 * interface, made valid the same way, still matches).
+	 */
+	memcpy(ifname, k->ifname, DROP_IFNAMSIZ);
+	utf8_copy(r->ifname, sizeof(r->ifname), ifname);
 }
 
 static int cmp_order(const void *a, const void *b)

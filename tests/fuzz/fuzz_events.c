@@ -15,7 +15,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct event_filter f = { 0 };
 	struct labels l = { 0 };
 	struct mbuf m = { 0 };
+	struct events_cursor c;
+	char piece[300];
 	struct event ev;
+	long n;
 	char buf[128];
 	double t;
 
@@ -34,9 +37,23 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (size != sizeof(ev) || ev.size != sizeof(ev) || !ev.type || ev.type >= EV_NR_TYPES)
 		abort(); /* accepted something it must refuse */
 	events_add(&ev, ev.ts_ns / 1e9);
-	events_json_lines(&m, &f);
+	/* /events as the HTTP thread reads it, in small pieces that split lines. */
+	events_cursor_open(&c, &f, 1 + data[0] % 8);
+	while ((n = events_cursor_read(&c, piece, 1 + data[1] % sizeof(piece))) > 0)
+		mbuf_write(&m, piece, n);
+	events_cursor_close(&c);
+	if (n < 0)
+		abort();
 	events_top_json(&m);
 	events_status_html(&m);
+	/* Every byte the event carries (the interface name) comes out as valid UTF-8. */
+	for (size_t i = 0; i < m.len;) {
+		int k = (unsigned char)m.data[i] < 0x80 ? 1 : utf8_char(m.data + i);
+
+		if (k < 0)
+			abort();
+		i += k;
+	}
 	events_drop_exemplar(ev.drop.reason, data[0] % 4, data[1] % 5, NULL, 0, NULL, &l, buf,
 			     sizeof(buf), &t);
 	mbuf_free(&m);

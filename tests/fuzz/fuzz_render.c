@@ -1,20 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer: label values and HELP text of any bytes render into lines that stay lines: the
- * escaped output has exactly one newline per sample, and escapes round-trip.
+ * escaped output has exactly one newline per sample, is valid UTF-8, and escapes round-trip to
+ * the input made valid (utf8_copy).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
 
+static void check_utf8(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		int k = (unsigned char)s[i] < 0x80 ? 1 : utf8_char(s + i);
+
+		if (k < 0)
+			abort();
+		i += k;
+	}
+}
+
 static void check_unescape(const char *escaped, size_t n, const char *orig)
 {
-	char *out = malloc(n + 1);
+	size_t len = 3 * strlen(orig) + 1; /* each byte at most one U+FFFD */
+	char *out = malloc(n + 1), *valid = malloc(len);
 	size_t j = 0;
 
-	if (!out)
+	if (!out || !valid) {
+		free(out);
+		free(valid);
 		return;
+	}
+	check_utf8(escaped, n);
 	for (size_t i = 0; i < n; i++) {
 		if (escaped[i] == '\n' || (escaped[i] == '"'))
 			abort(); /* raw newline or quote would break the line or the label */
@@ -27,9 +44,10 @@ static void check_unescape(const char *escaped, size_t n, const char *orig)
 		out[j++] = escaped[i] == 'n' ? '\n' : escaped[i];
 	}
 	out[j] = 0;
-	if (strcmp(out, orig))
+	if (strcmp(out, utf8_copy(valid, len, orig)))
 		abort();
 	free(out);
+	free(valid);
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -60,6 +78,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		/* HELP, TYPE, one sample (and # EOF): nothing the input holds adds a line. */
 		size_t lines = 0;
 
+		check_utf8(body.data, body.len);
 		for (size_t i = 0; i < body.len; i++)
 			lines += body.data[i] == '\n';
 		if (lines != (f == FORMAT_OPENMETRICS ? 4u : 3u))

@@ -613,7 +613,10 @@ static void test_sampling(void)
 		     "ring_buffer_bytes: expected a whole number from 4096 to 1073741824, got "
 		     "'1024'");
 	EXPECT_ERROR("[sampling]\nmax_events = 0\n", 2,
-		     "max_events: expected a whole number from 1 to 1000000, got '0'");
+		     "max_events: expected a whole number from 1 to 100000, got '0'");
+	/* The stated maximum (EVENTS_MAX): the store then holds about 30 MiB. */
+	EXPECT_ERROR("[sampling]\ndrop_sample_rate = 1\n\nmax_events = 100001\n", 4,
+		     "max_events: expected a whole number from 1 to 100000, got '100001'");
 	EXPECT_ERROR("[sampling]\nstdout = yes\n", 2, "stdout: expected true or false, got 'yes'");
 	EXPECT_ERROR("[sampling]\ndrops_sample_rate = 1\n", 2,
 		     "drops_sample_rate: unknown key 'drops_sample_rate' in [sampling]");

@@ -83,6 +83,187 @@ static void test_escape_help(void)
 	check_help_escape("a \"quoted\" word", "a \"quoted\" word");
 }
 
+/* ---- UTF-8 ---- */
+
+#define R UTF8_REPLACEMENT
+
+/*
+ * Byte sequences and what every writer makes of them: well-formed text unchanged, each maximal
+ * subpart of an ill-formed sequence one U+FFFD (Unicode 15 section 3.9, Tables 3-8 to 3-11;
+ * Python's bytes.decode("utf-8", "replace") agrees with every row).
+ */
+static const struct {
+	const char *in, *want;
+	size_t runes;
+} utf8_cases[] = {
+	{ "", "", 0 },
+	{ "eth0", "eth0", 4 },
+	/* Well-formed, at the edges of each length and around the surrogates. */
+	{ "\xc2\x80", "\xc2\x80", 1 },		       /* U+0080 */
+	{ "\xdf\xbf", "\xdf\xbf", 1 },		       /* U+07FF */
+	{ "\xe0\xa0\x80", "\xe0\xa0\x80", 1 },	       /* U+0800 */
+	{ "\xed\x9f\xbf", "\xed\x9f\xbf", 1 },	       /* U+D7FF */
+	{ "\xee\x80\x80", "\xee\x80\x80", 1 },	       /* U+E000 */
+	{ "\xef\xbf\xbf", "\xef\xbf\xbf", 1 },	       /* U+FFFF */
+	{ "\xf0\x90\x80\x80", "\xf0\x90\x80\x80", 1 }, /* U+10000 */
+	{ "\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf", 1 }, /* U+10FFFF */
+	{ "\xef\xbf\xbd", "\xef\xbf\xbd", 1 },	       /* U+FFFD itself */
+	{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7",
+	  8 },
+	/* Stray continuation bytes: one each. */
+	{ "\x80", R, 1 },
+	{ "\xbf", R, 1 },
+	{ "a\x80\xbfz", "a" R R "z", 4 },
+	/* Bytes that never start a sequence. */
+	{ "\xc0", R, 1 },
+	{ "\xc1", R, 1 },
+	{ "\xf5", R, 1 },
+	{ "\xfe", R, 1 },
+	{ "\xff", R, 1 },
+	{ "\xff\xfex", R R "x", 3 },
+	/* Overlong forms: the lead byte alone, then each continuation byte. */
+	{ "\xc0\xaf", R R, 2 },
+	{ "\xc1\xbf", R R, 2 },
+	{ "\xe0\x80\xaf", R R R, 3 },
+	{ "\xe0\x9f\xbf", R R R, 3 },
+	{ "\xf0\x80\x80\xaf", R R R R, 4 },
+	{ "\xf0\x8f\xbf\xbf", R R R R, 4 },
+	/* Surrogates (U+D800, U+DFFF, a pair). */
+	{ "\xed\xa0\x80", R R R, 3 },
+	{ "\xed\xbf\xbf", R R R, 3 },
+	{ "\xed\xa0\xbd\xed\xb2\xa9", R R R R R R, 6 },
+	/* Above U+10FFFF. */
+	{ "\xf4\x90\x80\x80", R R R R, 4 },
+	{ "\xf7\xbf\xbf\xbf", R R R R, 4 },
+	{ "\xf8\x88\x80\x80\x80", R R R R R, 5 },
+	/* Truncated: the well-formed prefix is one maximal subpart, at the end or before more. */
+	{ "\xc3", R, 1 },
+	{ "\xe2\x82", R, 1 },
+	{ "\xf0\x9f\x90", R, 1 },
+	{ "\xe2\x82x", R "x", 2 },
+	{ "\xe2\x82\xe2\x82\xac", R "\xe2\x82\xac", 2 },
+	{ "\xf0\x9f\x90\xf0\x9f\x90\xa7", R "\xf0\x9f\x90\xa7", 2 },
+	{ "\xf4\x8f\xbf", R, 1 },
+	{ "\xed\x9f", R, 1 },
+	/* Unicode's Table 3-8 example. */
+	{ "\x61\xf1\x80\x80\xe1\x80\xc2\x62\x80\x63\x80\xbf\x64", "a" R R R "b" R "c" R R "d", 10 },
+};
+
+#define N_UTF8_CASES (sizeof(utf8_cases) / sizeof(utf8_cases[0]))
+
+static void test_utf8_table(void)
+{
+	for (size_t i = 0; i < N_UTF8_CASES; i++) {
+		const char *in = utf8_cases[i].in, *want = utf8_cases[i].want;
+		char out[64];
+
+		/* The label and HELP escapes, JSON and HTML have nothing else to do here. */
+		check_label_escape(in, want);
+		check_help_escape(in, want);
+		check_html_escape(in, want);
+		check_escape(escape_json, in, want);
+		CHECK_STR(utf8_copy(out, sizeof(out), in), want);
+		CHECK(utf8_runes(in) == utf8_cases[i].runes);
+		if (utf8_runes(in) != utf8_cases[i].runes)
+			fprintf(stderr, "  case %zu: %zu runes\n", i, utf8_runes(in));
+	}
+}
+
+/* The sample writer (write_pair) has its own copy loop: the same results in a rendered series. */
+static void test_utf8_label_rendered(void)
+{
+	for (size_t i = 0; i < N_UTF8_CASES; i++) {
+		struct mbuf b = { 0 }, want = { 0 };
+		struct labels l = { 0 };
+		struct expo e;
+
+		labels_add(&l, "interface", utf8_cases[i].in);
+		expo_init(&e, &b, FORMAT_PROMETHEUS);
+		e.family = "x";
+		e.type = METRIC_GAUGE;
+		expo_u64(&e, &l, 1);
+		mbuf_printf(&want, "x{interface=\"%s\"} 1\n", utf8_cases[i].want);
+		CHECK(!b.oom);
+		CHECK_STR(b.data, want.data);
+		mbuf_free(&b);
+		mbuf_free(&want);
+	}
+	/* Escapes and replacements mixed, each byte its worst case. */
+	{
+		struct mbuf b = { 0 };
+		struct labels l = { 0 };
+		struct expo e;
+
+		labels_add(&l, "process", "\xff\"\xfe\\\n\xc3");
+		expo_init(&e, &b, FORMAT_OPENMETRICS);
+		e.family = "x";
+		e.type = METRIC_GAUGE;
+		expo_u64(&e, &l, 1);
+		CHECK_STR(b.data, "x{process=\"" R "\\\"" R "\\\\\\n" R "\"} 1\n");
+		mbuf_free(&b);
+	}
+}
+
+static void test_utf8_copy_bounds(void)
+{
+	char out[8];
+
+	/* Cut between characters, never inside one; a replacement counts three bytes. */
+	CHECK_STR(utf8_copy(out, 4, "ab\xc3\xa9"), "ab");
+	CHECK_STR(utf8_copy(out, 5, "ab\xc3\xa9"), "ab\xc3\xa9");
+	CHECK_STR(utf8_copy(out, 4, "a\xff"), "a");
+	CHECK_STR(utf8_copy(out, 5, "a\xff"), "a" R);
+	CHECK_STR(utf8_copy(out, 1, "abc"), "");
+	CHECK_STR(utf8_copy(out, 5, "\xf0\x9f\x90\xa7z"), "\xf0\x9f\x90\xa7");
+	memset(out, 'x', sizeof(out));
+	utf8_copy(out, 0, "abc");
+	CHECK(out[0] == 'x');
+	/* Sixteen bad bytes (an interface name) fit in 3 * 16 + 1. */
+	{
+		char name[17], big[3 * 16 + 1];
+
+		memset(name, 0xff, 16);
+		name[16] = 0;
+		utf8_copy(big, sizeof(big), name);
+		CHECK(strlen(big) == 48 && utf8_runes(big) == 16);
+	}
+}
+
+/* utf8_char's contract for every lead byte with every second byte: well-formed or not. */
+static void test_utf8_char_exhaustive(void)
+{
+	for (unsigned a = 0x80; a < 0x100; a++) {
+		for (unsigned b = 0; b < 0x100; b++) {
+			char s[5] = { (char)a, (char)b, (char)0x80, (char)0x80, 0 };
+			int n = utf8_char(s);
+			bool lead = (a >= 0xc2 && a <= 0xf4);
+			bool second = b >= 0x80 && b <= 0xbf && !(a == 0xe0 && b < 0xa0) &&
+				      !(a == 0xed && b > 0x9f) && !(a == 0xf0 && b < 0x90) &&
+				      !(a == 0xf4 && b > 0x8f);
+
+			if (!lead)
+				CHECK(n == -1);
+			else if (!second)
+				CHECK(n == -1);
+			else
+				CHECK(n == (a < 0xe0 ? 2 : a < 0xf0 ? 3 : 4));
+		}
+	}
+}
+
+static void test_escape_json(void)
+{
+	check_escape(escape_json, "plain", "plain");
+	check_escape(escape_json, "q\"b\\s", "q\\\"b\\\\s");
+	check_escape(escape_json, "\x01\t\n\r\x1f\x7f",
+		     "\\u0001\\u0009\\u000a\\u000d\\u001f\\u007f");
+	/* Valid UTF-8 stays raw (it was once \u00c3\u00a9: two wrong characters). */
+	check_escape(escape_json, "p\xc3\xa9", "p\xc3\xa9");
+	check_escape(escape_json, "\xff\"", R "\\\"");
+}
+
+#undef R
+
 static void fam_counter(struct expo *e)
 {
 	struct labels l = { 0 };
@@ -600,6 +781,11 @@ int main(void)
 	RUN(test_escape_html);
 	RUN(test_exemplar);
 	RUN(test_escape_help);
+	RUN(test_escape_json);
+	RUN(test_utf8_table);
+	RUN(test_utf8_label_rendered);
+	RUN(test_utf8_copy_bounds);
+	RUN(test_utf8_char_exhaustive);
 	RUN(test_counter);
 	RUN(test_counter_without_total_suffix);
 	RUN(test_gauge);

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Hostile names end to end: bytes that are not UTF-8 in everything the exporter reads from
+# outside, and valid multi-byte names, through every output.
+#
+#   Namespace B is a "pod" (a cgroup shaped like kubelet's, listed by tests/tools/fake_apiserver
+#   with multi-byte namespace, pod and container names, the pod's name also holding a raw 0xff)
+#   whose one process renamed itself through prctl(PR_SET_NAME) to "\xff\xfeq", with two veths
+#   named "\xff\xfex" and "\xfe\xffx". Namespace C has a veth named "é€<i>". nftables drops UDP
+#   from A in B and C; drops carry interface and the pod labels (process included), and every
+#   drop is sampled.
+#
+#   1. Text 0.0.4: promtool check metrics passes, the scrape is valid UTF-8; the two invalid
+#      interface names are one series (each maximal invalid subpart became U+FFFD: "��x") whose
+#      count is both nft counters together; the valid name is unchanged; the pod labels are
+#      namespace="tëam-ü", pod="wéb-�-😀", container="äpp-€", process="��q".
+#   2. OpenMetrics: prometheus_client's strict parser accepts it and reads the same values.
+#   3. /events, /events/top and the JSON lines on stdout: every line valid UTF-8 and strict JSON,
+#      the interface names as above (valid UTF-8 raw, not \u00XX per byte).
+#   4. The status page: valid UTF-8, the names shown with U+FFFD and "<" escaped.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+require_root_bpf
+APISERVER=$BUILD/tests/fake_apiserver
+UDPFLOOD=$BUILD/tests/udpflood
+PARSE=tests/tools/strict_parse.py
+for t in "$APISERVER" "$UDPFLOOD"; do
+	[ -x "$t" ] || skip_all "$t not built (make tools)"
+done
+for tool in nft curl openssl promtool /usr/bin/python3; do
+	command -v "$tool" >/dev/null || skip_all "needs $tool"
+done
+/usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' 2>/dev/null ||
+	skip_all "needs python3-prometheus-client"
+CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CG" ] || skip_all "no cgroup2 hierarchy mounted"
+parse() { /usr/bin/python3 "$PARSE" "$@"; }
+
+M=netstack_skb_drops_total
+N=200 # datagrams per destination
+PORT=5555
+NODE=node-$$
+R=$'\xef\xbf\xbd' # U+FFFD
+# Interface names are per namespace: no suffix needed against parallel tests.
+IF_B1=$'\xff\xfex' IF_B2=$'\xfe\xffx' IF_C=$'\xc3\xa9\xe2\x82\xac<i>'
+NS=tëam-ü POD=$'w\xc3\xa9b-\xff-\xf0\x9f\x98\x80' CONTAINER=äpp-€
+COMM=$'\xff\xfeq'
+
+NSA=u8a$$ NSB=u8b$$ NSC=u8c$$
+for ns in "$NSA" "$NSB" "$NSC"; do
+	netns_add "$ns" || skip_all "cannot create network namespaces"
+done
+# link NS_PEER PEER_NAME SUBNET: a veth from A to NS_PEER, A at .1, the peer at .2.
+link() {
+	ip link add "ua$3$$" netns "$NSA" type veth peer name "$2" netns "$1" || return 1
+	ip -n "$NSA" addr add "10.$3.0.1/24" dev "ua$3$$"
+	ip -n "$1" addr add "10.$3.0.2/24" dev "$2"
+	ip -n "$NSA" link set "ua$3$$" up
+	ip -n "$1" link set "$2" up
+}
+if ! { link "$NSB" "$IF_B1" 91 && link "$NSB" "$IF_B2" 92 && link "$NSC" "$IF_C" 93; }; then
+	skip_all "ip cannot name a veth with these bytes"
+fi
+check "ip kept the invalid bytes of the interface name" \
+	bash -c "ip -n $NSB -o link | grep -qF \"\$1\"" _ "$IF_B1"
+for ns in "$NSB" "$NSC"; do
+	ip netns exec "$ns" nft -f - <<-EOF || skip_all "cannot load the nftables rules"
+		table inet u8test {
+			counter d91 { }
+			counter d92 { }
+			counter d93 { }
+			chain input {
+				type filter hook input priority filter; policy accept;
+				ip daddr 10.91.0.2 udp dport $PORT counter name "d91" drop
+				ip daddr 10.92.0.2 udp dport $PORT counter name "d92" drop
+				ip daddr 10.93.0.2 udp dport $PORT counter name "d93" drop
+			}
+		}
+	EOF
+done
+nft_drops() { ip netns exec "$1" nft list counter inet u8test "$2" | awk '/packets/ { print $2 }'; }
+
+# B is a pod: its only process sits in a kubelet-shaped cgroup and renamed itself via prctl.
+UID_B=$(cat /proc/sys/kernel/random/uuid)
+CID_B=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+CGB=$CG/kubepods/burstable/pod$UID_B/$CID_B
+mkdir -p "$CGB" && on_exit "rmdir -p --ignore-fail-on-non-empty $CGB"
+ip netns exec "$NSB" /usr/bin/python3 -c '
+import ctypes, os, sys, time
+ctypes.CDLL(None).prctl(15, os.fsencode(sys.argv[1]), 0, 0, 0)  # PR_SET_NAME
+time.sleep(1000)' "$COMM" &
+PROC=$!
+on_exit "kill $PROC"
+echo "$PROC" >"$CGB/cgroup.procs"
+for _ in $(seq 50); do
+	[ "$(cat "/proc/$PROC/comm")" = "$COMM" ] && break
+	sleep 0.05
+done
+check "prctl(PR_SET_NAME) set the invalid bytes" [ "$(cat "/proc/$PROC/comm")" = "$COMM" ]
+
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
+	>/dev/null 2>&1 || skip_all "openssl cannot make a certificate"
+TOKEN=tok$$$RANDOM
+echo "$TOKEN" >"$TMP/token"
+printf '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"%s","namespace":"%s","uid":"%s","resourceVersion":"7"},"spec":{"nodeName":"%s"},"status":{"phase":"Running","containerStatuses":[{"name":"%s","containerID":"containerd://%s","ready":true}]}}]}\n' \
+	"$POD" "$NS" "$UID_B" "$NODE" "$CONTAINER" "$CID_B" >"$TMP/podlist.json"
+: >"$TMP/events.jsonl"
+APIPORT=$(free_port)
+"$APISERVER" "$APIPORT" "$TMP/cert.pem" "$TMP/key.pem" "$TMP/podlist.json" "$TMP/events.jsonl" \
+	ok "$TOKEN" >"$TMP/api.log" 2>&1 &
+on_exit "kill $!"
+for _ in $(seq 100); do
+	grep -q listening "$TMP/api.log" && break
+	sleep 0.05
+done
+
+printf '%s\n' '[collector.retrans]' 'enabled = false' '[collector.rtt]' 'enabled = false' \
+	'[collector.drops]' 'labels = reason,family,protocol,netns,interface' \
+	'pod_labels = namespace,pod,container,process,netns' '[pods]' 'source = kubernetes' \
+	"api_url = https://127.0.0.1:$APIPORT" "token_file = $TMP/token" "ca_file = $TMP/cert.pem" \
+	"node_name = $NODE" 'refresh_seconds = 1' '[sampling]' 'drop_sample_rate = 1' \
+	'drop_max_events_per_second = 0' 'ring_buffer_bytes = 4194304' 'max_events = 100000' \
+	'stdout = true' 'stdout_max_per_second = 1000000' \
+	>"$TMP/u8.ini"
+start_exporter --config "$TMP/u8.ini" || exit 1
+for _ in $(seq 100); do
+	[ "$(scrape_sum '^netstack_pods_known$')" -ge 1 ] && break
+	sleep 0.1
+done
+sleep 1.5 # one /proc scan after the list: B resolved before its first drop
+for d in 91 92 93; do
+	ip netns exec "$NSA" "$UDPFLOOD" "10.$d.0.2" "$PORT" "$N" >/dev/null
+done
+sleep 0.5
+D91=$(nft_drops "$NSB" d91) D92=$(nft_drops "$NSB" d92) D93=$(nft_drops "$NSC" d93)
+check_eq "nft dropped every datagram" "$((3 * N))" "$((D91 + D92 + D93))"
+INO_B=$(netns_inode "$NSB") INO_C=$(netns_inode "$NSC")
+
+# -- 1. Prometheus text ----------------------------------------------------------------------
+scrape "$TMP/m.prom"
+promtool_ok "promtool check metrics accepts the scrape" "$TMP/m.prom"
+check "the text scrape is valid UTF-8" parse utf8 "$TMP/m.prom"
+PODLABELS="namespace=\"$NS\",pod=\"w\xc3\xa9b-$R-\xf0\x9f\x98\x80\",container=\"$CONTAINER\",process=\"$R${R}q\""
+PODLABELS=$(printf '%b' "$PODLABELS")
+B_SERIES="^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",${PODLABELS}[}]"
+check_eq "both invalid interface names are one series (\"$R${R}x\")" 1 \
+	"$(grep -c "$B_SERIES" "$TMP/m.prom")"
+check_eq "which counts the drops of both, with the pod labels made valid" "$((D91 + D92))" \
+	"$(fsum "$TMP/m.prom" "$B_SERIES")"
+check_eq "a valid multi-byte interface name passes unchanged" "$D93" \
+	"$(fsum "$TMP/m.prom" "^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_C\",interface=\"$IF_C\",")"
+check_eq "no byte of the invalid names reached the scrape" 0 \
+	"$(LC_ALL=C grep -c $'[\xfe\xff]' "$TMP/m.prom")"
+
+# -- 2. OpenMetrics ----------------------------------------------------------------------------
+curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' "$EXPORTER_URL/metrics" \
+	>"$TMP/m.om"
+if parse openmetrics "$TMP/m.om" >"$TMP/m.om.samples" 2>"$TMP/m.om.err"; then
+	ok "prometheus_client's OpenMetrics parser accepts the scrape"
+else
+	not_ok "prometheus_client's OpenMetrics parser accepts the scrape" "$(cat "$TMP/m.om.err")"
+fi
+check_eq "OpenMetrics: the parsed labels are the valid names" "$((D91 + D92))" \
+	"$(fsum "$TMP/m.om.samples" "^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",${PODLABELS}[}]")"
+check "OpenMetrics: with exemplars, which name the flow" grep -q " # {saddr=" "$TMP/m.om"
+curl -sf -H 'Accept-Encoding: gzip' "$EXPORTER_URL/metrics" | gzip -dc >"$TMP/m.gz.prom"
+promtool_ok "promtool accepts the gzipped scrape" "$TMP/m.gz.prom"
+
+# -- 3. JSON -----------------------------------------------------------------------------------
+curl -sf "$EXPORTER_URL/events" >"$TMP/events"
+n=$(parse jsonl "$TMP/events" 2>"$TMP/events.err")
+check_eq "every /events line is strict JSON in valid UTF-8 $(cat "$TMP/events.err")" \
+	"$(wc -l <"$TMP/events")" "${n:-0}"
+ifcount() { # FILE NAME: the test's drops among the events (JSON lines) on interface NAME
+	/usr/bin/python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1], encoding="utf-8"):
+    if not line.startswith("{"):
+        continue
+    e = json.loads(line)
+    if e.get("interface") == sys.argv[2] and e.get("reason") == "NETFILTER_DROP" and \
+            e.get("dport") == int(sys.argv[3]):
+        n += 1
+print(n)' "$1" "$2" "$PORT"
+}
+check_eq "/events: the invalid names as U+FFFD" "$((D91 + D92))" \
+	"$(ifcount "$TMP/events" "$R${R}x")"
+check_eq "/events: the valid multi-byte name raw" "$D93" "$(ifcount "$TMP/events" "$IF_C")"
+curl -sf "$EXPORTER_URL/events/top" >"$TMP/top"
+check "/events/top is strict JSON in valid UTF-8" parse json "$TMP/top"
+n=$(parse jsonl "$EXPORTER_LOG" 2>"$TMP/log.err")
+ge "stdout: every event line is strict JSON in valid UTF-8 $(cat "$TMP/log.err")" "${n:-0}" \
+	"$((3 * N))"
+check_eq "stdout: the invalid names as U+FFFD" "$((D91 + D92))" \
+	"$(ifcount "$EXPORTER_LOG" "$R${R}x")"
+
+# -- 4. the status page ------------------------------------------------------------------------
+# It lists the latest 20 events of the host, where other traffic is sampled too: a few drops
+# on a name just before each view, until views showed each name.
+SHOW_B=" on $R${R}x</td>" SHOW_C=" on $(printf '\xc3\xa9\xe2\x82\xac')&lt;i&gt;</td>"
+: >"$TMP/status.all"
+for i in $(seq 30); do
+	d=$((i % 2 ? 91 : 93))
+	ip netns exec "$NSA" "$UDPFLOOD" "10.$d.0.2" "$PORT" 3 >/dev/null
+	sleep 0.2 # the consumer polls the ring buffer every 100 ms
+	curl -sf "$EXPORTER_URL/" >"$TMP/status.html"
+	parse utf8 "$TMP/status.html" || cp "$TMP/status.html" "$TMP/status.bad"
+	cat "$TMP/status.html" >>"$TMP/status.all"
+	grep -qF "$SHOW_B" "$TMP/status.all" && grep -qF "$SHOW_C" "$TMP/status.all" && break
+done
+check "every view of the status page is valid UTF-8" [ ! -e "$TMP/status.bad" ]
+check "the status page shows the invalid name with U+FFFD" grep -qF "$SHOW_B" "$TMP/status.all"
+check "the status page shows the valid name, '<' escaped" grep -qF "$SHOW_C" "$TMP/status.all"
+finish
