@@ -215,9 +215,9 @@ static enum guard_auth authorized(struct web *w, struct MHD_Connection *conn,
 static enum MHD_Result try_later(struct MHD_Connection *conn, unsigned status, unsigned seconds)
 {
 	const char *text = status == MHD_HTTP_TOO_MANY_REQUESTS ? "too many failed logins\n"
-								 : "busy checking passwords\n";
+								: "busy checking passwords\n";
 	struct MHD_Response *r = new_response(status, "text/plain; charset=utf-8", text,
-					       strlen(text), false, MHD_RESPMEM_PERSISTENT);
+					      strlen(text), false, MHD_RESPMEM_PERSISTENT);
 	char v[16];
 
 	snprintf(v, sizeof(v), "%u", seconds);

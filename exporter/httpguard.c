@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -50,8 +51,9 @@ struct gconn {
 };
 
 struct guard {
-	unsigned max, live; /* connections allowed and counted */
-	unsigned n_peers;   /* a power of two */
+	unsigned max, live;  /* connections allowed and counted */
+	unsigned open, peak; /* connections not closed yet (evicted included), most since trim */
+	unsigned n_peers;    /* a power of two */
 	uint64_t seed;
 	struct gconn *head, *tail;
 	/* Under jobs_lock: */
@@ -119,7 +121,8 @@ static bool peer_key(const struct sockaddr *sa, unsigned char key[17])
 		return true;
 	}
 	if (sa && sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		const struct in6_addr *a =
+			&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
 
 		if (IN6_IS_ADDR_V4MAPPED(a)) {
 			key[0] = 4;
@@ -229,9 +232,18 @@ void guard_connection(struct guard *g, struct MHD_Connection *conn, void **socke
 
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		if (c) {
-			unlist(c->g, c);
+			g = c->g;
+			unlist(g, c);
 			free(c);
 			*socket_context = NULL;
+			/*
+			 * A flood is over (a scraper's keep-alive may stay): give the heap their pools
+			 * took back to the system (glibc keeps a thread's arena), once per flood.
+			 */
+			if (--g->open <= g->peak / 16 && g->peak >= 64) {
+				malloc_trim(0);
+				g->peak = g->open;
+			}
 		}
 		return;
 	}
@@ -246,11 +258,14 @@ void guard_connection(struct guard *g, struct MHD_Connection *conn, void **socke
 		return;
 	}
 	c->g = g;
+	if (++g->open > g->peak)
+		g->peak = g->open;
 	c->fd = fd->connect_fd;
 	c->since = t;
 	*socket_context = c;
 	if (!peer_key(addr ? addr->client_addr : NULL, key) || !(c->peer = peer_get(g, key, t))) {
-		shutdown(c->fd, SHUT_RDWR); /* no room to account for it: a full table is overload */
+		shutdown(c->fd,
+			 SHUT_RDWR); /* no room to account for it: a full table is overload */
 		return;
 	}
 	c->peer->conns++;

@@ -362,8 +362,11 @@ static void swarm_open(struct swarm *s, unsigned n, double deadline)
 		if (i % 64 == 63)
 			swarm_pump(s, 0);
 	}
-	/* Connects the server's full backlog dropped retry for seconds: do not wait for them. */
-	swarm_settle(s, deadline, 0.3);
+	/*
+	 * Connects the server's full backlog dropped retry for seconds: do not wait for them.
+	 * Nor for ever, when -r replaces what the server closes as fast as it closes them.
+	 */
+	swarm_settle(s, now() + 3 < deadline ? now() + 3 : deadline, 0.3);
 }
 
 static void swarm_close(struct swarm *s)
@@ -390,6 +393,7 @@ static int idle(unsigned n, double seconds)
 	struct swarm s = { 0 };
 	double t0 = now();
 
+	s.reopen = reopen_all; /* while opening too: only -r replaces refused ones */
 	swarm_open(&s, n, t0 + seconds);
 	swarm_print(&s, "ready", t0);
 	s.reopen = true;
@@ -418,6 +422,7 @@ static int slowloris(unsigned n, double seconds, unsigned interval_ms)
 	unsigned long long bytes = 0;
 	unsigned ok = 0, finished = 0;
 
+	s.reopen = reopen_all;
 	swarm_open(&s, n, end);
 	swarm_print(&s, "ready", t0);
 	while (now() < end) {
@@ -438,6 +443,8 @@ static int slowloris(unsigned n, double seconds, unsigned interval_ms)
 			next += interval_ms / 1000.0;
 		}
 		swarm_pump(&s, 10);
+		for (; s.n_todo; s.reopened++)
+			swarm_add(&s, s.todo[--s.n_todo]);
 	}
 	/* End the current header line and the header, then read the status of the answer. */
 	for (unsigned i = 0; i < s.n; i++) {
@@ -776,7 +783,7 @@ static void *auth_client(void *arg)
 		r = recv(fd, buf, sizeof(buf) - 1, MSG_WAITALL);
 		close(fd);
 		buf[r > 0 ? r : 0] = 0;
-		k = r < 12			       ? 5
+		k = r < 12			    ? 5
 		    : !strncmp(buf + 8, " 200 ", 5) ? 0
 		    : !strncmp(buf + 8, " 401 ", 5) ? 1
 		    : !strncmp(buf + 8, " 429 ", 5) ? 2

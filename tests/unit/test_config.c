@@ -728,13 +728,15 @@ static void test_web_tls_and_users(void)
 		     "\n",
 		     4, "basic_auth_user: user 'alice' given twice");
 	/* Cost 12 is the highest accepted; 13 and 31 (hours per check) are refused by name. */
-	EXPECT_OK(&c, "[web]\nbasic_auth_user = alice:$2b$12$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/"
-		  "NWR1bG\n");
-	EXPECT_ERROR("[web]\nmax_connections = 8\n\nbasic_auth_user = alice:"
-		     "$2b$13$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/NWR1bG\n",
-		     4,
-		     "basic_auth_user: user 'alice': bcrypt cost 13 is above the maximum of 12 (hash "
-		     "it again with a lower cost, e.g. mkpasswd -m bcrypt -R 10)");
+	EXPECT_OK(&c, "[web]\nbasic_auth_user = "
+		      "alice:$2b$12$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/"
+		      "NWR1bG\n");
+	EXPECT_ERROR(
+		"[web]\nmax_connections = 8\n\nbasic_auth_user = alice:"
+		"$2b$13$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/NWR1bG\n",
+		4,
+		"basic_auth_user: user 'alice': bcrypt cost 13 is above the maximum of 12 (hash "
+		"it again with a lower cost, e.g. mkpasswd -m bcrypt -R 10)");
 	EXPECT_ERROR("[web]\nbasic_auth_user = bob:"
 		     "$2y$31$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/NWR1bG\n",
 		     2,
