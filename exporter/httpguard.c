@@ -76,7 +76,12 @@ struct guard_job {
 static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t jobs_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
-static struct guard_job *jobs_head, **jobs_tail = &jobs_head;
+/*
+ * Checks for addresses without recent failures queue ahead of the others (first come first
+ * within each): a guesser's next try never delays someone's first login. *clean_tail is where
+ * the next such check goes.
+ */
+static struct guard_job *jobs_head, **jobs_tail = &jobs_head, **clean_tail = &jobs_head;
 static bool worker_started;
 static struct crypt_data worker_crypt; /* 32 KiB: not on a thread's stack */
 
@@ -330,8 +335,10 @@ static void *worker(void *arg)
 			pthread_cond_wait(&jobs_cv, &jobs_lock);
 		j = jobs_head;
 		jobs_head = j->next;
-		if (!jobs_head)
+		if (jobs_tail == &j->next)
 			jobs_tail = &jobs_head;
+		if (clean_tail == &j->next)
+			clean_tail = &jobs_head;
 		g = j->g;
 		conn = j->conn;
 		pthread_mutex_unlock(&jobs_lock);
@@ -443,8 +450,16 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	*job = j;
 	/* Suspended before the worker can resume it: both under the lock the worker needs. */
 	MHD_suspend_connection(conn);
-	*jobs_tail = j;
-	jobs_tail = &j->next;
+	if (c->peer->tokens >= GUARD_AUTH_BURST) {
+		j->next = *clean_tail;
+		*clean_tail = j;
+		if (jobs_tail == clean_tail)
+			jobs_tail = &j->next;
+		clean_tail = &j->next;
+	} else {
+		*jobs_tail = j;
+		jobs_tail = &j->next;
+	}
 	pthread_cond_signal(&jobs_cv);
 	pthread_mutex_unlock(&jobs_lock);
 	return GUARD_AUTH_PENDING;
