@@ -22,7 +22,7 @@ void config_defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	strcpy(c->listen_address, ":9437");
 	strcpy(c->metrics_path, "/metrics");
-	c->max_connections = 64;
+	c->max_connections = 256;
 	c->timeout_seconds = 10;
 	c->max_per_ip = 16;
 	c->max_request = 16384;
@@ -174,6 +174,7 @@ static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 	const char *colon = strchr(val, ':');
 	struct web_user *u = &c->users[c->n_users];
 	size_t nl = colon ? (size_t)(colon - val) : 0;
+	unsigned cost;
 
 	if (!nl || nl >= sizeof(u->name)) {
 		snprintf(err, errlen, "expected NAME:BCRYPT_HASH (name 1 to %zu characters)",
@@ -192,6 +193,15 @@ static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 		    53 ||
 	    crypt_checksalt(colon + 1) != CRYPT_SALT_OK) {
 		snprintf(err, errlen, "user '%.*s': malformed bcrypt hash", (int)nl, val);
+		return -1;
+	}
+	/* Each check of a wrong password costs 2^cost rounds: beyond the cap, seconds each. */
+	cost = (colon[5] - '0') * 10 + (colon[6] - '0');
+	if (cost > MAX_BCRYPT_COST) {
+		snprintf(err, errlen,
+			 "user '%.*s': bcrypt cost %u is above the maximum of %d (hash it again "
+			 "with a lower cost, e.g. mkpasswd -m bcrypt -R 10)",
+			 (int)nl, val, cost, MAX_BCRYPT_COST);
 		return -1;
 	}
 	for (unsigned i = 0; i < c->n_users; i++)

@@ -6,7 +6,7 @@
  * scrape lock.
  */
 #include <arpa/inet.h>
-#include <crypt.h>
+#include <dirent.h>
 #include <errno.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "events_http.h"
 #include "http.h"
+#include "httpguard.h"
 #include "log.h"
 #include "metrics.h"
 #include "scrape.h"
@@ -31,12 +33,15 @@ struct web {
 	char *cert, *key, *ca; /* PEM, read at start and at each reload */
 	char priorities[96];
 	struct MHD_Daemon *daemon;
+	struct guard *guard; /* daemon's; a daemon's connections find theirs themselves */
 	/* SHA-256 of credentials bcrypt accepted (HTTP thread only; a reload starts afresh). */
 	unsigned char granted[AUTH_CACHE][32];
 	unsigned n_granted;
 };
 
 static struct web *active;
+/* What a request's context points to once its headers were seen, or else a password check. */
+static int announced, has_body;
 static struct mbuf body, gz; /* under the scrape lock */
 static size_t body_hint;     /* the last body's size: the next one starts with that room */
 
@@ -171,37 +176,54 @@ static bool granted_before(const struct web *w, const char *name, const char *pa
  * Basic auth against the bcrypt hashes. An unknown user costs the same bcrypt run, against a
  * configured user's hash, so the answer's timing does not tell which users exist. Credentials
  * bcrypt accepted are remembered by their SHA-256 (as Prometheus' exporter-toolkit does), so a
- * scraper pays bcrypt once, not on every scrape; a wrong password always pays it.
+ * scraper pays bcrypt once, not on every scrape. Others go to the guard's worker thread (the
+ * connection waits suspended, the HTTP thread serves on), within a failure budget per address.
  */
-static bool authorized(struct web *w, struct MHD_Connection *conn)
+static enum guard_auth authorized(struct web *w, struct MHD_Connection *conn,
+				  struct guard_job **job, unsigned *retry_after)
 {
 	const struct web_user *user = NULL;
+	enum guard_auth ret = GUARD_AUTH_FAIL;
 	char *pass = NULL, *name;
-	struct crypt_data *cd;
 	unsigned char d[32];
-	bool ok = false;
 
 	if (!w->cfg.n_users)
-		return true;
+		return GUARD_AUTH_OK;
 	name = MHD_basic_auth_get_username_password(conn, &pass);
-	if (name && pass && granted_before(w, name, pass, d)) {
-		ok = true;
-	} else if (name && pass && (cd = calloc(1, sizeof(*cd)))) {
-		const char *hash, *out;
-
+	if (!name || !pass) {
+		guard_job_drop(*job);
+		*job = NULL;
+	} else if (!*job && granted_before(w, name, pass, d)) {
+		ret = GUARD_AUTH_OK;
+	} else {
 		for (unsigned i = 0; i < w->cfg.n_users; i++)
 			if (same_string(name, w->cfg.users[i].name))
 				user = &w->cfg.users[i];
-		hash = user ? user->hash : w->cfg.users[0].hash;
-		out = crypt_r(pass, hash, cd);
-		ok = user && out && same_string(out, hash);
-		free(cd);
-		if (ok)
+		ret = guard_auth(conn, job, pass, user ? user->hash : w->cfg.users[0].hash, user,
+				 retry_after);
+		if (ret == GUARD_AUTH_OK) {
+			granted_before(w, name, pass, d);
 			memcpy(w->granted[w->n_granted++ % AUTH_CACHE], d, 32);
+		}
 	}
 	MHD_free(name);
 	MHD_free(pass);
-	return ok;
+	return ret;
+}
+
+/* 429 or 503 with Retry-After: the client may try again later. */
+static enum MHD_Result try_later(struct MHD_Connection *conn, unsigned status, unsigned seconds)
+{
+	const char *text = status == MHD_HTTP_TOO_MANY_REQUESTS ? "too many failed logins\n"
+								: "busy checking passwords\n";
+	struct MHD_Response *r = new_response(status, "text/plain; charset=utf-8", text,
+					      strlen(text), false, MHD_RESPMEM_PERSISTENT);
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", seconds);
+	if (r)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, v);
+	return queue(conn, status, r);
 }
 
 static enum MHD_Result ask_credentials(struct MHD_Connection *conn)
@@ -234,16 +256,37 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **req)
 {
-	static int announced, has_body;
 	struct web *w = cls;
 
 	(void)version;
 	(void)upload_data;
-	/* The first call announces the request: refuse other methods before reading a body. */
-	if (!*req) {
-		*req = &announced;
-		if (!authorized(w, conn))
+	/*
+	 * The first call announces the request: refuse other methods before reading a body. A
+	 * password check suspends the connection; then the handler sees the same call again.
+	 */
+	if (!*req || (*req != &announced && *req != &has_body)) {
+		struct guard_job *job = *req;
+		unsigned retry = 1;
+
+		if (!job)
+			guard_request_begin(conn);
+		switch (authorized(w, conn, &job, &retry)) {
+		case GUARD_AUTH_PENDING:
+			*req = job;
+			return MHD_YES;
+		case GUARD_AUTH_OK:
+			break;
+		case GUARD_AUTH_FAIL:
+			*req = &announced;
 			return ask_credentials(conn);
+		case GUARD_AUTH_LIMITED:
+			*req = &announced;
+			return try_later(conn, MHD_HTTP_TOO_MANY_REQUESTS, retry);
+		case GUARD_AUTH_BUSY:
+			*req = &announced;
+			return try_later(conn, MHD_HTTP_SERVICE_UNAVAILABLE, retry);
+		}
+		*req = &announced;
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 			return http_send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 					      "method not allowed\n");
@@ -269,6 +312,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!strcmp(url, "/events") || !strncmp(url, "/events/", 8))
 		return events_http(conn, url);
 	return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* A request ended: a password check it still holds is accounted for and freed. */
+static void completed(void *cls, struct MHD_Connection *conn, void **req,
+		      enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)toe;
+	if (*req && *req != &announced && *req != &has_body)
+		guard_job_drop(*req);
+	*req = NULL;
+	guard_request_end(conn);
 }
 
 /*
@@ -304,7 +359,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	const struct web *w = cls;
 	const union MHD_ConnectionInfo *ci;
 
-	(void)socket_context;
+	guard_connection(w->guard, conn, socket_context, code);
 	if (code != MHD_CONNECTION_NOTIFY_STARTED || !w->ca)
 		return;
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -389,15 +444,67 @@ fail:
 	return NULL;
 }
 
+/* File descriptors open now. */
+static unsigned open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned n = 0;
+
+	if (!d)
+		return 256;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * max_connections within RLIMIT_NOFILE, whose soft limit is raised (up to the hard one) when
+ * it is too low, as Go programs do at start: past it accept() fails and the daemon stops
+ * accepting for a while, the scraper included. What still does not fit is served less.
+ */
+static unsigned fit_nofile(unsigned want)
+{
+	/* TLS files, pods' API connections, a reload's new maps, the new daemon's epoll. */
+	rlim_t base = open_fds() + 64, headroom = guard_mhd_limit(0);
+	rlim_t need = base + guard_mhd_limit(want), fit = 1;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return want;
+	if (rl.rlim_max > rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+		if (!setrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur >= need)
+			return want;
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur > base + headroom + 1)
+		fit = rl.rlim_cur - base - headroom;
+	log_warn("[web] max_connections: %u do not fit in the open file limit (%llu); serving %u",
+		 want, (unsigned long long)rl.rlim_cur, (unsigned)fit);
+	return (unsigned)fit;
+}
+
+/* Stop a daemon and its guard (its password checks first: libmicrohttpd needs them resumed). */
+static void stop_daemon(struct MHD_Daemon *d, struct guard *g)
+{
+	guard_quiesce(g);
+	MHD_stop_daemon(d);
+	guard_free(g);
+}
+
 /* Start w's daemon on cfg.listen_address, or on listen_fd when >= 0; 0 or -1 (logged). */
 static int start_daemon(struct web *w, int listen_fd)
 {
 	/*
 	 * One epoll thread: scrapes are serialised (collectors need no locks), idle or slow
 	 * clients cost a file descriptor and a small pool each, never a thread. ITC lets a reload
-	 * take the listening socket over (MHD_quiesce_daemon).
+	 * take the listening socket over (MHD_quiesce_daemon); suspending lets a connection wait
+	 * for its password check while the thread serves others.
 	 */
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+			 MHD_ALLOW_SUSPEND_RESUME;
+	unsigned max_conns = fit_nofile(w->cfg.max_connections);
 	struct MHD_OptionItem opts[8];
 	struct sockaddr_storage ss;
 	int n = 0;
@@ -423,16 +530,24 @@ static int start_daemon(struct web *w, int listen_fd)
 	if (w->ca)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, w->ca };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	w->guard = guard_new(max_conns);
+	if (!w->guard) {
+		log_error("out of memory");
+		return -1;
+	}
 	w->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, handle, w, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-		on_connection, w, MHD_OPTION_CONNECTION_LIMIT, w->cfg.max_connections,
+		on_connection, w, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+		MHD_OPTION_CONNECTION_LIMIT, guard_mhd_limit(max_conns),
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, w->cfg.max_per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, w->cfg.timeout_seconds,
 		/* The per-connection pool holds the request line and headers. */
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.max_request, MHD_OPTION_ARRAY,
 		opts, MHD_OPTION_END);
 	if (!w->daemon) {
+		guard_free(w->guard);
+		w->guard = NULL;
 		log_error("cannot serve on %s (address in use, not local, or bad TLS "
 			  "certificate/key: see --log-level debug)",
 			  w->cfg.listen_address);
@@ -495,16 +610,17 @@ int http_switch(struct web *w)
 	}
 	if (start_daemon(w, fd)) {
 		struct MHD_Daemon *quiesced = old->daemon;
+		struct guard *quiesced_guard = old->guard;
 
 		web_free(w);
 		/* Serve on as before, on the same socket. */
 		if (start_daemon(old, fd))
 			log_error("reload: not serving HTTP any more");
-		MHD_stop_daemon(quiesced);
+		stop_daemon(quiesced, quiesced_guard);
 		return -1;
 	}
 	drain(old->daemon);
-	MHD_stop_daemon(old->daemon);
+	stop_daemon(old->daemon, old->guard);
 	web_free(old);
 	active = w;
 	return 0;
@@ -513,7 +629,7 @@ int http_switch(struct web *w)
 void http_stop(void)
 {
 	if (active && active->daemon)
-		MHD_stop_daemon(active->daemon);
+		stop_daemon(active->daemon, active->guard);
 	web_free(active);
 	active = NULL;
 	mbuf_free(&body);

@@ -25,7 +25,7 @@ BATCH=10
 MAX_SCRAPES=100000 # per scraper, a bound in case the clock misbehaves
 PROMTOOL_SAMPLE=100
 
-# Default configuration: max_connections 64, the same as the number of scrapers.
+# Default configuration: max_connections 256, more than the scrapers hold.
 start_exporter || {
 	not_ok "exporter starts"
 	finish

@@ -18,9 +18,15 @@
  *                                  checks every answer and its order, exit 1 on a mismatch
  *   raw ADDR PORT [TIMEOUT_MS]     send stdin as-is, print the response (headers and body) or
  *                                  "NONE closed|reset|timeout" when there was none
+ *   auth ADDR PORT N SECONDS USER:PASS
+ *                                  N clients at once, each asking for /metrics with these basic
+ *                                  auth credentials on a new connection as soon as its last
+ *                                  answer came, for SECONDS; prints the count of each status
  *
  * -b SRC binds every client socket to SRC; -B COUNT spreads connection i over COUNT consecutive
  * IPv4 addresses from SRC (SRC + i % COUNT), to get past a per-address connection limit.
+ * -r (idle, slowloris): replace every connection the server closes at once, not only the ones
+ * it timed out, as an attacker who keeps its share would.
  * A connection the server closes less than QUICK_CLOSE seconds after it was established counts
  * as refused (a limit), later as timed out.
  */
@@ -31,6 +37,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +57,7 @@
 static struct sockaddr_storage dst, src;
 static socklen_t dst_len, src_len;
 static unsigned src_count;
+static bool reopen_all;
 
 static double now(void)
 {
@@ -229,7 +237,7 @@ static void conn_closed(struct swarm *s, struct conn *c)
 		s->refused++;
 	else
 		s->timed_out++;
-	if (s->reopen && !c->rlen && held >= QUICK_CLOSE)
+	if (s->reopen && !c->rlen && (held >= QUICK_CLOSE || reopen_all))
 		s->todo[s->n_todo++] = c - s->c;
 	if (!c->rlen && held > s->max_hold)
 		s->max_hold = held;
@@ -354,8 +362,11 @@ static void swarm_open(struct swarm *s, unsigned n, double deadline)
 		if (i % 64 == 63)
 			swarm_pump(s, 0);
 	}
-	/* Connects the server's full backlog dropped retry for seconds: do not wait for them. */
-	swarm_settle(s, deadline, 0.3);
+	/*
+	 * Connects the server's full backlog dropped retry for seconds: do not wait for them.
+	 * Nor for ever, when -r replaces what the server closes as fast as it closes them.
+	 */
+	swarm_settle(s, now() + 3 < deadline ? now() + 3 : deadline, 0.3);
 }
 
 static void swarm_close(struct swarm *s)
@@ -382,6 +393,7 @@ static int idle(unsigned n, double seconds)
 	struct swarm s = { 0 };
 	double t0 = now();
 
+	s.reopen = reopen_all; /* while opening too: only -r replaces refused ones */
 	swarm_open(&s, n, t0 + seconds);
 	swarm_print(&s, "ready", t0);
 	s.reopen = true;
@@ -410,6 +422,7 @@ static int slowloris(unsigned n, double seconds, unsigned interval_ms)
 	unsigned long long bytes = 0;
 	unsigned ok = 0, finished = 0;
 
+	s.reopen = reopen_all;
 	swarm_open(&s, n, end);
 	swarm_print(&s, "ready", t0);
 	while (now() < end) {
@@ -430,6 +443,8 @@ static int slowloris(unsigned n, double seconds, unsigned interval_ms)
 			next += interval_ms / 1000.0;
 		}
 		swarm_pump(&s, 10);
+		for (; s.n_todo; s.reopened++)
+			swarm_add(&s, s.todo[--s.n_todo]);
 	}
 	/* End the current header line and the header, then read the status of the answer. */
 	for (unsigned i = 0; i < s.n; i++) {
@@ -736,14 +751,115 @@ static int raw(double timeout)
 	return 0;
 }
 
+/* ---- wrong (or right) passwords from many clients ---- */
+
+struct auth_client {
+	pthread_t t;
+	unsigned i;
+	double end;
+	const char *req;
+	unsigned requests, errors, by_status[6]; /* 200, 401, 429, 503, other, none */
+	double max_latency;
+};
+
+static void *auth_client(void *arg)
+{
+	struct auth_client *a = arg;
+
+	while (now() < a->end) {
+		double t = now();
+		char buf[256];
+		ssize_t r;
+		int fd = open_blocking(a->i, 5), k;
+
+		a->requests++;
+		if (fd < 0 || send_all(fd, a->req, strlen(a->req))) {
+			a->errors++;
+			if (fd >= 0)
+				close(fd);
+			usleep(10000);
+			continue;
+		}
+		r = recv(fd, buf, sizeof(buf) - 1, MSG_WAITALL);
+		close(fd);
+		buf[r > 0 ? r : 0] = 0;
+		k = r < 12			    ? 5
+		    : !strncmp(buf + 8, " 200 ", 5) ? 0
+		    : !strncmp(buf + 8, " 401 ", 5) ? 1
+		    : !strncmp(buf + 8, " 429 ", 5) ? 2
+		    : !strncmp(buf + 8, " 503 ", 5) ? 3
+						    : 4;
+		a->by_status[k]++;
+		if (now() - t > a->max_latency)
+			a->max_latency = now() - t;
+	}
+	return NULL;
+}
+
+static void base64(const char *in, char *out)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(in), o = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)in[i] << 16;
+
+		v |= i + 1 < n ? (unsigned char)in[i + 1] << 8 : 0;
+		v |= i + 2 < n ? (unsigned char)in[i + 2] : 0;
+		out[o++] = tab[v >> 18 & 63];
+		out[o++] = tab[v >> 12 & 63];
+		out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? tab[v & 63] : '=';
+	}
+	out[o] = 0;
+}
+
+static int auth(unsigned n, double seconds, const char *cred)
+{
+	struct auth_client *a = calloc(n, sizeof(*a));
+	unsigned sum[6] = { 0 }, requests = 0, errors = 0;
+	char b64[512], req[768];
+	double max_latency = 0, end = now() + seconds;
+
+	if (!a || strlen(cred) > 300)
+		die("auth");
+	base64(cred, b64);
+	/* Connection: close, so the answer ends with the connection (MSG_WAITALL returns). */
+	snprintf(req, sizeof(req),
+		 "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic %s\r\n"
+		 "Connection: close\r\n\r\n",
+		 b64);
+	for (unsigned i = 0; i < n; i++) {
+		a[i] = (struct auth_client){ .i = i, .end = end, .req = req };
+		if (pthread_create(&a[i].t, NULL, auth_client, &a[i]))
+			die("pthread_create");
+	}
+	for (unsigned i = 0; i < n; i++) {
+		pthread_join(a[i].t, NULL);
+		requests += a[i].requests;
+		errors += a[i].errors;
+		for (int k = 0; k < 6; k++)
+			sum[k] += a[i].by_status[k];
+		if (a[i].max_latency > max_latency)
+			max_latency = a[i].max_latency;
+	}
+	printf("done requests=%u errors=%u status_200=%u status_401=%u status_429=%u "
+	       "status_503=%u status_other=%u no_answer=%u max_latency=%.3f\n",
+	       requests, errors, sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], max_latency);
+	free(a);
+	return 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: httpabuse [-b SRC [-B COUNT]] MODE ADDR PORT ARGS...\n"
+	fprintf(stderr, "usage: httpabuse [-r] [-b SRC [-B COUNT]] MODE ADDR PORT ARGS...\n"
 			"  idle ADDR PORT N SECONDS\n"
 			"  slowloris ADDR PORT N SECONDS INTERVAL_MS\n"
 			"  disconnect ADDR PORT N\n"
 			"  pipeline ADDR PORT N\n"
-			"  raw ADDR PORT [TIMEOUT_MS]\n");
+			"  raw ADDR PORT [TIMEOUT_MS]\n"
+			"  auth ADDR PORT N SECONDS USER:PASS\n");
 	exit(2);
 }
 
@@ -752,8 +868,10 @@ int main(int argc, char **argv)
 	const char *src_addr = NULL, *mode;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "+b:B:")) != -1) {
-		if (opt == 'b')
+	while ((opt = getopt(argc, argv, "+b:B:r")) != -1) {
+		if (opt == 'r')
+			reopen_all = true;
+		else if (opt == 'b')
 			src_addr = optarg;
 		else if (opt == 'B')
 			src_count = parse_num(optarg, 1, 65536, "-B COUNT");
@@ -790,6 +908,9 @@ int main(int argc, char **argv)
 		return pipeline(parse_num(argv[3], 1, 10000, "N"));
 	if (!strcmp(mode, "raw") && (argc == 3 || argc == 4))
 		return raw(argc == 4 ? parse_num(argv[3], 1, 60000, "TIMEOUT_MS") / 1000.0 : 3);
+	if (!strcmp(mode, "auth") && argc == 6)
+		return auth(parse_num(argv[3], 1, 1000, "N"),
+			    parse_num(argv[4], 1, MAX_SECONDS, "SECONDS"), argv[5]);
 	usage();
 	return 2;
 }

@@ -89,7 +89,7 @@ static void test_defaults(void)
 	config_defaults(&c);
 	CHECK_STR(c.listen_address, ":9437");
 	CHECK_STR(c.metrics_path, "/metrics");
-	CHECK(c.max_connections == 64);
+	CHECK(c.max_connections == 256);
 	CHECK(c.timeout_seconds == 10);
 	CHECK(c.log_level == LOG_INFO);
 	CHECK(drops()->default_enabled);
@@ -730,6 +730,21 @@ static void test_web_tls_and_users(void)
 	EXPECT_ERROR("[web]\nbasic_auth_user = alice:" HASH_A "\n\nbasic_auth_user = alice:" HASH_A
 		     "\n",
 		     4, "basic_auth_user: user 'alice' given twice");
+	/* Cost 12 is the highest accepted; 13 and 31 (hours per check) are refused by name. */
+	EXPECT_OK(&c, "[web]\nbasic_auth_user = "
+		      "alice:$2b$12$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/"
+		      "NWR1bG\n");
+	EXPECT_ERROR(
+		"[web]\nmax_connections = 8\n\nbasic_auth_user = alice:"
+		"$2b$13$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/NWR1bG\n",
+		4,
+		"basic_auth_user: user 'alice': bcrypt cost 13 is above the maximum of 12 (hash "
+		"it again with a lower cost, e.g. mkpasswd -m bcrypt -R 10)");
+	EXPECT_ERROR("[web]\nbasic_auth_user = bob:"
+		     "$2y$31$qsv0BsHuRTb2h1fNU4YYIOXVuJOoL2gxqSOCjEvGldOu6M/NWR1bG\n",
+		     2,
+		     "basic_auth_user: user 'bob': bcrypt cost 31 is above the maximum of 12 (hash "
+		     "it again with a lower cost, e.g. mkpasswd -m bcrypt -R 10)");
 	EXPECT_ERROR("[bpf]\npin_path = sys/fs/bpf\n", 2,
 		     "pin_path: expected an absolute path, got 'sys/fs/bpf'");
 	EXPECT_ERROR("[bpf]\npin = /x\n", 2, "pin: unknown key 'pin' in [bpf]");

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef NETSTACK_HTTPGUARD_H
+#define NETSTACK_HTTPGUARD_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+
+/*
+ * What keeps one HTTP daemon usable while others abuse it: a fair share of connections per
+ * client address (when the daemon is full, a new connection closes one of the address that
+ * holds the most), and basic-auth checks (bcrypt) on a worker thread instead of the HTTP
+ * thread, with failures rate-limited per address. One guard per daemon; everything but the
+ * worker runs on that daemon's thread, in its callbacks.
+ */
+struct guard;
+
+/* Failed checks one address may make at once, then one every GUARD_AUTH_REFILL seconds. */
+#define GUARD_AUTH_BURST 5
+#define GUARD_AUTH_REFILL 2
+/* Checks waiting for the worker per daemon; more get 503. */
+#define GUARD_AUTH_QUEUE 16
+
+/* A guard for a daemon that serves max_conns connections (MHD gets max_conns + headroom). */
+struct guard *guard_new(unsigned max_conns);
+/* MHD's connection limit for it: room to accept while evicted connections are closing. */
+unsigned guard_mhd_limit(unsigned max_conns);
+/*
+ * Before MHD_stop_daemon: no new checks start, those queued finish (failed) and their
+ * connections are resumed, as libmicrohttpd requires.
+ */
+void guard_quiesce(struct guard *g);
+/* After MHD_stop_daemon (every connection closed). */
+void guard_free(struct guard *g);
+
+/* From MHD_OPTION_NOTIFY_CONNECTION. */
+void guard_connection(struct guard *g, struct MHD_Connection *conn, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code);
+/* A request begins (its headers are in) and ends (MHD_OPTION_NOTIFY_COMPLETED). */
+void guard_request_begin(struct MHD_Connection *conn);
+void guard_request_end(struct MHD_Connection *conn);
+
+/* Outcome of a password check. */
+enum guard_auth {
+	GUARD_AUTH_PENDING, /* the connection is suspended until the worker is done */
+	GUARD_AUTH_OK,
+	GUARD_AUTH_FAIL,    /* 401 */
+	GUARD_AUTH_LIMITED, /* 429, Retry-After: *retry_after */
+	GUARD_AUTH_BUSY,    /* 503, Retry-After: *retry_after */
+};
+
+/*
+ * Check pass against hash (user known) off the HTTP thread. The first call queues the check,
+ * suspends conn and returns PENDING (*job set); the handler is called again once it is done,
+ * and the call with the same *job returns its outcome and frees it. Unless the address is over
+ * its failure budget or the queue is full: LIMITED or BUSY at once, nothing queued.
+ */
+struct guard_job;
+enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, const char *pass,
+			   const char *hash, bool user_known, unsigned *retry_after);
+/* For MHD_OPTION_NOTIFY_COMPLETED: a job whose request ended before it was collected. */
+void guard_job_drop(struct guard_job *job);
+
+#endif
