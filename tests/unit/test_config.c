@@ -652,18 +652,18 @@ static void test_pods(void)
 		      "token_file = /t\nca_file = /c\nnode_name = n1\nrefresh_seconds = 1\n"
 		      "grace_seconds = 0\nmax_series = 3\ntimeout_seconds = 600\n"
 		      "kubelet_url = http://127.0.0.1:10255/pods\n");
-	CHECK(pods_max_series() == 3);
+	CHECK(c.pods.max_series == 3);
 	config_defaults(&c);
-	CHECK(pods_max_series() == 1000);
+	CHECK(c.pods.max_series == 1000);
 	EXPECT_OK(&c, "[collector.drops]\npod_labels = namespace,pod,container\n"
 		      "labels = reason,family,protocol,netns\n");
-	CHECK(pods_labels_of("drops") ==
+	CHECK(pods_labels_of(&c.pods, "drops") ==
 	      (POD_LABEL_NAMESPACE | POD_LABEL_POD | POD_LABEL_CONTAINER));
-	CHECK(pods_labels_of("rtt") == 0);
+	CHECK(pods_labels_of(&c.pods, "rtt") == 0);
 	EXPECT_OK(&c, "[collector.rtt]\nlabels = family,netns\npod_labels = process netns\n");
-	CHECK(pods_labels_of("rtt") == (POD_LABEL_PROCESS | POD_LABEL_NETNS));
+	CHECK(pods_labels_of(&c.pods, "rtt") == (POD_LABEL_PROCESS | POD_LABEL_NETNS));
 	config_defaults(&c);
-	CHECK(pods_labels_of("rtt") == 0);
+	CHECK(pods_labels_of(&c.pods, "rtt") == 0);
 	EXPECT_OK(&c, "[collector.drops]\npod_labels =\n");
 	EXPECT_ERROR("[collector.drops]\n\npod_labels = pod\n", 3,
 		     "pod_labels: needs netns in the labels of [collector.drops] (the kernel keys "
