@@ -32,7 +32,7 @@ static const char usage[] =
 	"  --node NAME                 add node=\"NAME\" to every series (default: none)\n"
 	"  --check-config              validate the configuration and exit 0 or 1\n"
 	"  --strict                    exit when an enabled collector cannot start\n"
-	"  --unpin                     remove everything pinned under [bpf] pin_path and exit\n"
+	"  --unpin                     remove what the exporter pinned under [bpf] pin_path, exit\n"
 	"  --log-level LEVEL           error, warn, info (default) or debug\n"
 	"  --version                   print the version and exit\n"
 	"  --help                      print this help and exit\n"
@@ -326,8 +326,12 @@ int main(int argc, char **argv)
 	log_threshold = cfg.log_level;
 	pin_set_root(cfg.pin_path);
 	if (unpin) {
+		const char *names[MAX_COLLECTORS + 1] = { 0 };
+
+		for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
+			names[i] = collectors[i]->name;
 		free(text);
-		return pin_remove_all() ? 1 : 0;
+		return pin_remove_all(names) ? 1 : 0;
 	}
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
