@@ -152,11 +152,15 @@ for n in 1 2; do
 done
 cp "$TMP/c1.pem" "$TMP/cert.pem"
 cp "$TMP/k1.pem" "$TMP/key.pem"
-printf '[web]\ntls_cert_file = %s\ntls_key_file = %s\n[collector.retrans]\nenabled = false\n[collector.rtt]\nenabled = false\n' \
-	"$TMP/cert.pem" "$TMP/key.pem" >"$INI"
 PORT=$(free_port)
+# The address from the file this time (no flag), to see a change of it named at reload.
+tls_ini() { # LISTEN_PORT
+	printf '[web]\nlisten_address = 127.0.0.1:%s\ntls_cert_file = %s\ntls_key_file = %s\n[collector.retrans]\nenabled = false\n[collector.rtt]\nenabled = false\n' \
+		"$1" "$TMP/cert.pem" "$TMP/key.pem" >"$INI"
+}
+tls_ini "$PORT"
 EXPORTER_LOG=$TMP/tls.log
-"$EXPORTER" --config "$INI" --web.listen-address "127.0.0.1:$PORT" >"$EXPORTER_LOG" 2>&1 &
+"$EXPORTER" --config "$INI" >"$EXPORTER_LOG" 2>&1 &
 EXPORTER_PID=$!
 on_exit "kill $EXPORTER_PID; wait $EXPORTER_PID"
 TLS_URL=https://127.0.0.1:$PORT
@@ -215,8 +219,14 @@ check "malformed PEM: rejected with GnuTLS' reason" \
 check_eq "malformed PEM: netstack_config_last_reload_successful 0" 0 "$(reload_metric successful)"
 check_eq "... the certificate before it is still served" "$FP2" "$(fingerprint)"
 cp "$TMP/c2.pem" "$TMP/cert.pem"
+OTHER=$(free_port)
+tls_ini "$OTHER" # and a new address, which only a restart applies
 hup
 check_eq "fixed again: netstack_config_last_reload_successful 1" 1 "$(reload_metric successful)"
+check "a new listen_address: named as needing a restart" \
+	grep -qF 'reload: [web] listen_address changed; it needs a restart' "$EXPORTER_LOG"
+check "... in the verdict too" grep -qF "reload: $INI applied; needs a restart: [web] listen_address" "$EXPORTER_LOG"
+check_eq "... nothing listens on the new one" 0 "$(ss -Hltn "sport = :$OTHER" | wc -l)"
 check_eq "... the listening socket went through it all: one LISTEN socket" 1 \
 	"$(ss -Hltn "sport = :$PORT" | wc -l)"
 check "exporter still running after the TLS reloads" kill -0 "$EXPORTER_PID"
