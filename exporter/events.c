@@ -186,12 +186,21 @@ static void store_resize(unsigned max)
 	store_head = n % max;
 }
 
+static bool same_sampling(const struct sampling_config *a, const struct sampling_config *b)
+{
+	return !memcmp(a->rate, b->rate, sizeof(a->rate)) &&
+	       !memcmp(a->max_per_second, b->max_per_second, sizeof(a->max_per_second)) &&
+	       !memcmp(a->burst, b->burst, sizeof(a->burst)) && a->min_rtt_us == b->min_rtt_us &&
+	       a->ring_bytes == b->ring_bytes && a->max_events == b->max_events &&
+	       a->to_stdout == b->to_stdout && a->stdout_per_second == b->stdout_per_second;
+}
+
 unsigned events_reconfigure(const struct sampling_config *c)
 {
 	struct sample_config a, b;
 	unsigned restart = 0;
 
-	if (!memcmp(c, &cfg, sizeof(cfg)))
+	if (same_sampling(c, &cfg))
 		return 0;
 	/* The consumer reads cfg without the lock: it waits while cfg changes. */
 	consumer_stop();

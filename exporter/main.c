@@ -123,15 +123,15 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
 {
 	static const struct {
 		const char *key;
-		size_t off, size;
+		size_t off, size; /* size 0: a bool, else a string in char[size] */
 	} keys[] = {
-#define KEY(name, field) { name, offsetof(struct config, field), sizeof(((struct config *)0)->field) }
-		KEY("[web] listen_address", listen_address),
-		KEY("[bpf] pin_path", pin_path),
-		KEY("[labels] node", node),
-		KEY("[security] drop_capabilities", drop_caps),
-		KEY("[security] user", user),
-#undef KEY
+#define STR(name, field) { name, offsetof(struct config, field), sizeof(((struct config *)0)->field) }
+		STR("[web] listen_address", listen_address),
+		STR("[bpf] pin_path", pin_path),
+		STR("[labels] node", node),
+		{ "[security] drop_capabilities", offsetof(struct config, drop_caps), 0 },
+		STR("[security] user", user),
+#undef STR
 	};
 	size_t used = 0;
 
@@ -140,12 +140,15 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
 		char *n = (char *)next + keys[i].off;
 		const char *c = (const char *)cfg + keys[i].off;
 
-		if (!memcmp(n, c, keys[i].size))
+		if (keys[i].size ? !strcmp(n, c) : *(bool *)n == *(const bool *)c)
 			continue;
 		/* Privileges are dropped, the socket bound and the pins placed once, at start. */
 		log_warn("reload: %s changed; it needs a restart, the running value stays",
 			 keys[i].key);
-		memcpy(n, c, keys[i].size);
+		if (keys[i].size)
+			memcpy(n, c, keys[i].size);
+		else
+			*(bool *)n = *(const bool *)c;
 		used += snprintf(list + used, len - used, "%s%s", used ? ", " : "", keys[i].key);
 		if (used >= len)
 			used = len - 1;
