@@ -215,10 +215,16 @@ check_eq "... the new certificate is served" "$FP2" "$(fingerprint)"
 printf -- '-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n' >"$TMP/cert.pem"
 hup
 check "malformed PEM: rejected with GnuTLS' reason" \
-	grep -q "reload: \[web\] tls_cert_file $TMP/cert.pem with tls_key_file $TMP/key.pem: Base64.*keeping the running configuration" "$EXPORTER_LOG"
+	grep -q "reload: \[web\] tls_cert_file $TMP/cert.pem: Base64.*keeping the running configuration" "$EXPORTER_LOG"
 check_eq "malformed PEM: netstack_config_last_reload_successful 0" 0 "$(reload_metric successful)"
 check_eq "... the certificate before it is still served" "$FP2" "$(fingerprint)"
 cp "$TMP/c2.pem" "$TMP/cert.pem"
+head -c 100 "$TMP/k2.pem" >"$TMP/key.pem" # a half-written key
+hup
+check "half-written key: rejected, naming tls_key_file" \
+	grep -q "reload: \[web\] tls_key_file $TMP/key.pem: .*keeping the running configuration" "$EXPORTER_LOG"
+check_eq "... the certificate before it is still served" "$FP2" "$(fingerprint)"
+cp "$TMP/k2.pem" "$TMP/key.pem"
 OTHER=$(free_port)
 tls_ini "$OTHER" # and a new address, which only a restart applies
 hup
