@@ -39,7 +39,8 @@ struct web {
 	unsigned n_granted;
 };
 
-static struct web *active, *retiring; /* retiring: the previous daemon, during a reload */
+/* retiring: the previous daemon, while a reload replaces it */
+static struct web *active, *retiring;
 static struct mbuf body, gz; /* under the scrape lock */
 static size_t body_hint;     /* the last body's size: the next one starts with that room */
 
@@ -569,8 +570,8 @@ static void close_if_ours(int fd, ino_t ino)
 
 int http_begin(struct web *w, char *err, size_t errlen)
 {
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(active->daemon,
-							       MHD_DAEMON_INFO_LISTEN_FD);
+	const union MHD_DaemonInfo *info =
+		MHD_get_daemon_info(active->daemon, MHD_DAEMON_INFO_LISTEN_FD);
 	struct stat st;
 	int fd;
 
@@ -590,8 +591,7 @@ int http_begin(struct web *w, char *err, size_t errlen)
 		return -1;
 	}
 	if (start_daemon(w, fd)) {
-		snprintf(err, errlen,
-			 "[web] cannot start serving with it (see --log-level debug)");
+		snprintf(err, errlen, "[web] cannot start serving with it (see --log-level debug)");
 		close_if_ours(fd, st.st_ino);
 		web_free(w);
 		return -1;

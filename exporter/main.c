@@ -118,14 +118,14 @@ static unsigned sampled_type(const struct collector *c)
  * Keys only a restart applies: next keeps the running value, and each changed one is named in
  * the log and in list (", "-separated).
  */
-static void keep_restart_keys(struct config *next, const struct config *cfg, char *list,
-			      size_t len)
+static void keep_restart_keys(struct config *next, const struct config *cfg, char *list, size_t len)
 {
 	static const struct {
 		const char *key;
 		size_t off, size; /* size 0: a bool, else a string in char[size] */
 	} keys[] = {
-#define STR(name, field) { name, offsetof(struct config, field), sizeof(((struct config *)0)->field) }
+#define STR(name, field)                                                                           \
+	{ name, offsetof(struct config, field), sizeof(((struct config *)0)->field) }
 		STR("[web] listen_address", listen_address),
 		STR("[bpf] pin_path", pin_path),
 		STR("[labels] node", node),
@@ -219,7 +219,8 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			 resampled ? " ([sampling] changed)" : "");
 	}
 	if (events_start())
-		log_error("reload: sampling: cannot read the ring buffer; no events until a restart");
+		log_error(
+			"reload: sampling: cannot read the ring buffer; no events until a restart");
 	if (pods_reconfigure(&next.pods))
 		log_error("reload: pods: cannot start the resolver; no pod labels");
 	if (!ptrace_kept && pods_runtime_caps())

@@ -177,8 +177,8 @@ static int per_index(struct pods_config *c, const char *collector)
 	return c->n_per++;
 }
 
-int pods_collector_labels(struct pods_config *c, const char *collector, const char *value,
-			  int line, char *err, size_t errlen)
+int pods_collector_labels(struct pods_config *c, const char *collector, const char *value, int line,
+			  char *err, size_t errlen)
 {
 	static const struct {
 		const char *name;
@@ -1048,7 +1048,7 @@ static int make_filters(void)
 		/* Without a pod source, labels degrade to the namespace and a process in it. */
 		filters[i] = podfold_filter_new(kube ? cfg.per[i].mask
 						     : cfg.per[i].mask | POD_LABEL_NETNS |
-							       POD_LABEL_PROCESS);
+								POD_LABEL_PROCESS);
 		if (!filters[i])
 			return -1;
 	}
@@ -1166,7 +1166,8 @@ int pods_reconfigure(const struct pods_config *c)
 	if (!wanted(c)) {
 		cfg = conf;
 		if (was)
-			log_info("pods: no collector asks for pod labels any more; resolver stopped");
+			log_info("pods: no collector asks for pod labels any more; resolver "
+				 "stopped");
 		return 0;
 	}
 	return pods_start();

@@ -59,8 +59,8 @@ struct pods_config {
 void pods_config_defaults(struct pods_config *c);
 int pods_config_set(struct pods_config *c, const char *key, const char *value, char *err,
 		    size_t errlen);
-int pods_collector_labels(struct pods_config *c, const char *collector, const char *value,
-			  int line, char *err, size_t errlen);
+int pods_collector_labels(struct pods_config *c, const char *collector, const char *value, int line,
+			  char *err, size_t errlen);
 /* The collector's labels key, to check pod_labels has the netns label to work from. */
 void pods_collector_netns(struct pods_config *c, const char *collector, const char *labels);
 /* After loading: "path:line: ..." in err when pod_labels lacks netns; 0 or -1. */
