@@ -349,10 +349,15 @@ labelled "after an accepted reload" 40
 curl -sf "$EXPORTER_URL/events?type=drop" >"$TMP/ev1"
 ge "[sampling] drop_sample_rate = 1 by SIGHUP: /events receives pod B's drops" \
 	"$(grep -c "\"type\":\"drop\",.*\"netns\":$INO_B," "$TMP/ev1")" 40
-# Sampling off again: no more events.
-cp "$TMP/reload.base" "$RCFG"
+last=$(tail -n 1 "$TMP/ev1" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
+# Sampling off again, and a smaller store: the newest events stay, no more come.
+{ cat "$TMP/reload.base"; printf '[sampling]\nmax_events = 5\n'; } >"$RCFG"
 hup
-n=$(curl -sf "$EXPORTER_URL/events?type=drop" | wc -l)
+curl -sf "$EXPORTER_URL/events?type=drop" >"$TMP/ev2"
+check_eq "max_events 1000 -> 5 by SIGHUP: 5 events kept" 5 "$(wc -l <"$TMP/ev2")"
+# (Host drops sampled meanwhile may be newer still; the oldest would be far below.)
+ge "... the newest of them" "$(head -n 1 "$TMP/ev2" | sed 's/^{"seq":\([0-9]*\),.*/\1/')" $((last - 4))
+n=$(wc -l <"$TMP/ev2")
 labelled "after sampling went off again" 20
 check_eq "drop_sample_rate back to 0: no new events" "$n" "$(curl -sf "$EXPORTER_URL/events?type=drop" | wc -l)"
 check "exporter still running after the reloads" kill -0 "$EXPORTER_PID"

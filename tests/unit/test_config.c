@@ -668,6 +668,12 @@ static void test_pods(void)
 	CHECK(pods_labels_of(&c.pods, "rtt") == (POD_LABEL_PROCESS | POD_LABEL_NETNS));
 	config_defaults(&c);
 	CHECK(pods_labels_of(&c.pods, "rtt") == 0);
+	/* Parsing fills a value: what runs changes only when it is handed over. */
+	EXPECT_OK(&c, "[pods]\nmax_series = 7\n");
+	pods_configure(&c.pods);
+	EXPECT_OK(&c, "[pods]\nmax_series = 9\n");
+	config_defaults(&c);
+	CHECK(pods_max_series() == 7);
 	EXPECT_OK(&c, "[collector.drops]\npod_labels =\n");
 	EXPECT_ERROR("[collector.drops]\n\npod_labels = pod\n", 3,
 		     "pod_labels: needs netns in the labels of [collector.drops] (the kernel keys "
