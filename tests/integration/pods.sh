@@ -360,5 +360,26 @@ ge "... the newest of them" "$(head -n 1 "$TMP/ev2" | sed 's/^{"seq":\([0-9]*\),
 n=$(wc -l <"$TMP/ev2")
 labelled "after sampling went off again" 20
 check_eq "drop_sample_rate back to 0: no new events" "$n" "$(curl -sf "$EXPORTER_URL/events?type=drop" | wc -l)"
+# Another resolver setting: the resolver restarts with it, labels come back once it listed.
+sed 's/^refresh_seconds = 1$/refresh_seconds = 2/' "$TMP/reload.base" >"$RCFG"
+hup
+check "refresh_seconds changed: the resolver restarted with it" \
+	grep -q 'pods: resolving network namespaces every 2s' "$EXPORTER_LOG"
+check "... pod B known again" wait_for '^netstack_pods_known$' 2
+sleep 2.5
+labelled "after the resolver restarted" 15
+# pod_labels narrowed: new filters, the drops collector itself untouched.
+sed -e 's/^refresh_seconds = 1$/refresh_seconds = 2/' \
+	-e 's/^pod_labels = .*/pod_labels = namespace,pod/' "$TMP/reload.base" >"$RCFG"
+hup
+check "pod_labels changed: applied without restarting the collector" \
+	grep -q 'pods: pod_labels changed, applied' "$EXPORTER_LOG"
+flood "$NSB" 10
+sleep 0.5
+scrape "$TMP/r2"
+ge "pod_labels namespace,pod: pod B's series carry just those" \
+	"$(fsum "$TMP/r2" "^$M[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",namespace=\"team-b\",pod=\"db-b\"[}]")" 10
+check_eq "... no series with container or netns any more" 0 "$(grep -c "^$M[{].*\(container\|netns\)=" "$TMP/r2")"
+promtool_ok "... and the exposition parses" "$TMP/r2"
 check "exporter still running after the reloads" kill -0 "$EXPORTER_PID"
 finish
