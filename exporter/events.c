@@ -158,7 +158,7 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 static void consumer_stop(void)
 {
 	if (running) {
-		running = false;
+		__atomic_store_n(&running, false, __ATOMIC_RELAXED); /* read by the consumer */
 		pthread_join(thread, NULL);
 	}
 }
@@ -430,7 +430,7 @@ static void *consume(void *arg)
 	time_t last = 0;
 
 	(void)arg;
-	while (running) {
+	while (__atomic_load_n(&running, __ATOMIC_RELAXED)) {
 		/* Woken for a backlog, else every 100 ms: the kernel spares per-event wakeups. */
 		int n = ring_buffer__poll(rb, 100);
 
@@ -481,10 +481,7 @@ int events_start(void)
 
 void events_stop(void)
 {
-	if (running) {
-		running = false;
-		pthread_join(thread, NULL);
-	}
+	consumer_stop();
 	ring_buffer__free(rb);
 	rb = NULL;
 	if (ring_fd >= 0)

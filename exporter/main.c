@@ -68,7 +68,8 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	char *msg, *line, *save;
 
 	/* libbpf explains load failures at length (the verifier log): debug level only. */
-	if (log_threshold < LOG_DEBUG || level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
+	if (__atomic_load_n(&log_threshold, __ATOMIC_RELAXED) < LOG_DEBUG ||
+	    level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
 		return 0;
 	for (line = strtok_r(msg, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		log_debug("%s%s", strncmp(line, "libbpf: ", 8) ? "libbpf: " : "", line);
@@ -229,7 +230,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			 "until a restart");
 	kernel_btf_release();
 	*cfg = next; /* under the lock: scrapes read the node label from it */
-	log_threshold = cfg->log_level;
+	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(true);
 	scrape_unlock();
 	http_retire();
