@@ -559,6 +559,11 @@ struct web *http_prepare(const struct config *cfg, char *err, size_t errlen)
 	return web_new(cfg, err, errlen);
 }
 
+void http_discard(struct web *w)
+{
+	web_free(w);
+}
+
 /* Close fd unless libmicrohttpd did: only while it still is the socket with inode ino. */
 static void close_if_ours(int fd, ino_t ino)
 {

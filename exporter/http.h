@@ -21,6 +21,8 @@ struct web;
 struct web *http_prepare(const struct config *cfg, char *err, size_t errlen);
 int http_begin(struct web *w, char *err, size_t errlen);
 void http_retire(void);
+/* Free what http_prepare made without serving it (--check-config). */
+void http_discard(struct web *w);
 void http_stop(void);
 
 /* Answer with text (copied). */

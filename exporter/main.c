@@ -324,8 +324,16 @@ int main(int argc, char **argv)
 	over = (struct overrides){ listen, node, level };
 	apply_overrides(&cfg, &over);
 	if (check) {
-		printf("%s: configuration OK\n", config_path ? config_path : "built-in defaults");
+		/* The TLS files too: a pair that does not load fails a start (or a reload). */
+		struct web *w = http_prepare(&cfg, err, sizeof(err));
+
 		free(text);
+		if (!w) {
+			fprintf(stderr, "netstack_exporter: %s\n", err);
+			return 1;
+		}
+		http_discard(w);
+		printf("%s: configuration OK\n", config_path ? config_path : "built-in defaults");
 		return 0;
 	}
 	log_threshold = cfg.log_level;

@@ -191,6 +191,9 @@ hup
 check "mismatched pair: rejected, the reason logged" \
 	grep -q "reload: \[web\] tls_cert_file $TMP/cert.pem with tls_key_file $TMP/key.pem: The certificate and the given key do not match.*keeping the running configuration" "$EXPORTER_LOG"
 check_eq "mismatched pair: netstack_config_last_reload_successful 0" 0 "$(reload_metric successful)"
+"$EXPORTER" --check-config --config "$INI" >/dev/null 2>"$TMP/check.err"
+check_eq "mismatched pair: --check-config fails too" 1 "$?"
+check "... naming the reason" grep -q 'do not match' "$TMP/check.err"
 check_eq "... the success timestamp stays" "$t0" "$(reload_metric success_timestamp_seconds)"
 check_eq "... the old certificate is still served" "$FP1" "$(fingerprint)"
 check_eq "... and scrapes go on" 200 "$(curl -sk -m 5 -o /dev/null -w '%{http_code}' "$TLS_URL/metrics")"
@@ -208,6 +211,7 @@ cp "$TMP/k2.pem" "$TMP/key.pem" # the rotation completes
 hup
 check "pair fixed: the reload applies" grep -q "reload: $INI applied" "$EXPORTER_LOG"
 check_eq "pair fixed: netstack_config_last_reload_successful 1" 1 "$(reload_metric successful)"
+check "pair fixed: --check-config passes" bash -c "\"$EXPORTER\" --check-config --config \"$INI\" >/dev/null"
 gt "... a later success timestamp" "$(reload_metric success_timestamp_seconds)" "$t0"
 check_eq "... the new certificate is served" "$FP2" "$(fingerprint)"
 
