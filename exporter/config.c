@@ -29,7 +29,7 @@ void config_defaults(struct config *c)
 	strcpy(c->tls_min_version, "TLS12");
 	c->drop_caps = true;
 	c->log_level = LOG_INFO;
-	pods_config_reset();
+	pods_config_defaults(&c->pods);
 	events_defaults(&c->sampling);
 	for (struct collector *const *p = collectors; *p; p++) {
 		(*p)->enabled = (*p)->default_enabled;
@@ -377,7 +377,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [labels]", key);
 	} else if (!strcmp(section, "pods")) {
-		ret = pods_config_set(key, val, msg, sizeof(msg));
+		ret = pods_config_set(&c->pods, key, val, msg, sizeof(msg));
 	} else if (!strcmp(section, "bpf")) {
 		if (strcmp(key, "pin_path"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [bpf]", key);
@@ -403,7 +403,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 		if (!strcmp(key, "enabled"))
 			ret = parse_bool(val, &col->enabled, msg, sizeof(msg));
 		else if (!strcmp(key, "pod_labels"))
-			ret = pods_collector_labels(col->name, val, st->line, msg, sizeof(msg));
+			ret = pods_collector_labels(&c->pods, col->name, val, st->line, msg,
+						    sizeof(msg));
 		else if (col->set) {
 			ret = col->set(key, val, msg, sizeof(msg));
 			if (!ret)
@@ -412,7 +413,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [%s]", key, section);
 		/* pod_labels works from the netns label: remember whether it is there. */
 		if (!ret && !strcmp(key, "labels"))
-			pods_collector_netns(col->name, val);
+			pods_collector_netns(&c->pods, col->name, val);
 	} else if (!section[0]) {
 		snprintf(msg, sizeof(msg), "key '%s' outside any section", key);
 	} else {
@@ -501,5 +502,5 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 			 path);
 		return -1;
 	}
-	return pods_config_check(path, err, errlen);
+	return pods_config_check(&c->pods, path, err, errlen);
 }

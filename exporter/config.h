@@ -9,6 +9,7 @@
 
 #include "events.h"
 #include "log.h"
+#include "pods.h"
 
 #define MAX_WEB_USERS 16
 /*
@@ -46,6 +47,7 @@ struct config {
 	/* Per collector (registry order): fingerprint of its keys; 0 when the file sets none. */
 	uint64_t collector_hash[MAX_COLLECTORS];
 	struct sampling_config sampling; /* [sampling] */
+	struct pods_config pods;	 /* [pods] and the collectors' pod_labels */
 };
 
 /* Built-in defaults, also resets every collector's options and enabled flag. */

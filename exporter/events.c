@@ -36,6 +36,7 @@ static int stats_fd[EV_NR_TYPES] = { -1, -1, -1, -1 };
 static struct ring_buffer *rb;
 static pthread_t thread;
 static volatile bool running;
+static bool analyzers_ready; /* initialised once, by the first start */
 static bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write;
 
 /* The store, the exemplar table and the analyzers' state, shared with the HTTP thread. */
@@ -111,25 +112,36 @@ int events_set(struct sampling_config *c, const char *key, const char *value, ch
 	return -1;
 }
 
+/* What the BPF side of type reads from c (all zero when the type is not sampled). */
+static void sample_config_of(const struct sampling_config *c, enum event_type type,
+			     struct sample_config *sc)
+{
+	unsigned rate = c->rate[type];
+
+	memset(sc, 0, sizeof(*sc));
+	if (!rate)
+		return;
+	sc->rate = rate;
+	sc->gap_mod = 2 * rate - 1;
+	if (c->max_per_second[type]) {
+		sc->interval_ns = 1000000000ull / c->max_per_second[type];
+		sc->burst_ns = sc->interval_ns * c->burst[type];
+	}
+	sc->min_rtt_us = c->min_rtt_us;
+	sc->wakeup_bytes = c->ring_bytes / 4;
+}
+
 int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_config *sc)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "events");
 	struct bpf_map *state = bpf_object__find_map_by_name(obj, "events_state");
-	unsigned rate = cfg.rate[type];
 
 	memset(sc, 0, sizeof(*sc));
 	if (state)
 		bpf_map__set_max_entries(state, cpu_array_entries(1)); /* by-CPU: one per CPU */
-	if (!rate || !map)
+	if (!cfg.rate[type] || !map)
 		return 0;
-	sc->rate = rate;
-	sc->gap_mod = 2 * rate - 1;
-	if (cfg.max_per_second[type]) {
-		sc->interval_ns = 1000000000ull / cfg.max_per_second[type];
-		sc->burst_ns = sc->interval_ns * cfg.burst[type];
-	}
-	sc->min_rtt_us = cfg.min_rtt_us;
-	sc->wakeup_bytes = cfg.ring_bytes / 4;
+	sample_config_of(&cfg, type, sc);
 	if (ring_fd < 0) {
 		ring_fd =
 			bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, cfg.ring_bytes, NULL);
@@ -140,6 +152,77 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 		}
 	}
 	return bpf_map__reuse_fd(map, ring_fd);
+}
+
+/* Stop the consumer thread; the ring buffer, the store and the analyzers stay. */
+static void consumer_stop(void)
+{
+	if (running) {
+		__atomic_store_n(&running, false, __ATOMIC_RELAXED); /* read by the consumer */
+		pthread_join(thread, NULL);
+	}
+}
+
+/* The newest events of the store, as many as max fits, in a store of that size. Lock held. */
+static void store_resize(unsigned max)
+{
+	size_t n = store_n < max ? store_n : max;
+	struct event_rec *v;
+
+	if (!store)
+		return;
+	v = calloc(max, sizeof(*v));
+	if (!v) {
+		free(store); /* keep nothing rather than index past a smaller store */
+		store = NULL;
+		store_n = store_head = 0;
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		v[k] = store[(store_head + cfg.max_events - n + k) % cfg.max_events];
+	free(store);
+	store = v;
+	store_n = n;
+	store_head = n % max;
+}
+
+static bool same_sampling(const struct sampling_config *a, const struct sampling_config *b)
+{
+	return !memcmp(a->rate, b->rate, sizeof(a->rate)) &&
+	       !memcmp(a->max_per_second, b->max_per_second, sizeof(a->max_per_second)) &&
+	       !memcmp(a->burst, b->burst, sizeof(a->burst)) && a->min_rtt_us == b->min_rtt_us &&
+	       a->ring_bytes == b->ring_bytes && a->max_events == b->max_events &&
+	       a->to_stdout == b->to_stdout && a->stdout_per_second == b->stdout_per_second;
+}
+
+unsigned events_reconfigure(const struct sampling_config *c)
+{
+	struct sample_config a, b;
+	unsigned restart = 0;
+
+	if (same_sampling(c, &cfg))
+		return 0;
+	/* The consumer reads cfg without the lock: it waits while cfg changes. */
+	consumer_stop();
+	for (int t = 1; t < EV_NR_TYPES; t++) {
+		sample_config_of(&cfg, t, &a);
+		sample_config_of(c, t, &b);
+		if (memcmp(&a, &b, sizeof(a)))
+			restart |= 1u << t;
+	}
+	/* Another size is another ring: every program writing into the old one restarts. */
+	if (c->ring_bytes != cfg.ring_bytes && ring_fd >= 0) {
+		ring_buffer__free(rb);
+		rb = NULL;
+		close(ring_fd);
+		ring_fd = -1;
+	}
+	pthread_mutex_lock(&lock);
+	if (c->max_events != cfg.max_events)
+		store_resize(c->max_events);
+	cfg = *c;
+	pthread_mutex_unlock(&lock);
+	return restart;
 }
 
 void events_loaded(struct bpf_object *obj, enum event_type type)
@@ -347,7 +430,7 @@ static void *consume(void *arg)
 	time_t last = 0;
 
 	(void)arg;
-	while (running) {
+	while (__atomic_load_n(&running, __ATOMIC_RELAXED)) {
 		/* Woken for a backlog, else every 100 ms: the kernel spares per-event wakeups. */
 		int n = ring_buffer__poll(rb, 100);
 
@@ -358,8 +441,7 @@ static void *consume(void *arg)
 			log_error("sampling: reading the ring buffer failed: %s", strerror(-n));
 			break;
 		}
-		if (cfg.to_stdout)
-			flush_stdout();
+		flush_stdout(); /* nothing to write unless [sampling] stdout is on */
 		if (time(NULL) != last) {
 			last = time(NULL);
 			check_losses();
@@ -372,12 +454,14 @@ int events_start(void)
 {
 	int err;
 
-	if (ring_fd < 0)
+	if (ring_fd < 0 || running)
 		return 0;
-	for (const struct analyzer *const *a = analyzers; *a; a++)
+	for (const struct analyzer *const *a = analyzers; *a && !analyzers_ready; a++)
 		if ((*a)->init && (*a)->init())
 			return -1;
-	rb = ring_buffer__new(ring_fd, handle_event, NULL, NULL);
+	analyzers_ready = true;
+	if (!rb)
+		rb = ring_buffer__new(ring_fd, handle_event, NULL, NULL);
 	if (!rb) {
 		log_error("sampling: cannot read the ring buffer: %s", strerror(errno));
 		return -errno;
@@ -397,10 +481,7 @@ int events_start(void)
 
 void events_stop(void)
 {
-	if (running) {
-		running = false;
-		pthread_join(thread, NULL);
-	}
+	consumer_stop();
 	ring_buffer__free(rb);
 	rb = NULL;
 	if (ring_fd >= 0)
@@ -410,6 +491,7 @@ void events_stop(void)
 	for (const struct analyzer *const *a = analyzers; *a; a++)
 		if ((*a)->reset)
 			(*a)->reset();
+	analyzers_ready = false;
 	free(store);
 	store = NULL;
 	store_n = store_head = 0;

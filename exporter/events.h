@@ -55,6 +55,12 @@ int events_set(struct sampling_config *c, const char *key, const char *value, ch
 	       size_t errlen);
 /* The configuration to run with (copied), before any collector starts. */
 void events_configure(const struct sampling_config *c);
+/*
+ * A reload (holding the scrape lock): c applies now to the store and stdout; returns a bit
+ * (1 << type) per event type whose collector must restart for its sampling settings (read-only
+ * data of its BPF programs) or a new ring buffer. Then call events_start again.
+ */
+unsigned events_reconfigure(const struct sampling_config *c);
 
 /*
  * Called by a collector between open and load: fills the object's sample_cfg for type and,
@@ -65,7 +71,7 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 void events_loaded(struct bpf_object *obj, enum event_type type);
 /* Its collector stopped (its map fds are closed, their numbers may be reused). */
 void events_unloaded(enum event_type type);
-/* Start / stop the consumer thread (a no-op when nothing is sampled). */
+/* Start (again, after a reload) / stop the consumer thread (a no-op when nothing is sampled). */
 int events_start(void);
 void events_stop(void);
 

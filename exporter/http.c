@@ -2,19 +2,22 @@
 /*
  * HTTP front end: /metrics, the status page, /events and /healthz, optionally over TLS
  * (GnuTLS, with client certificates) and behind basic auth. One libmicrohttpd polling thread
- * per daemon; a reload starts a new daemon on the same listening socket, so scrapes take the
- * scrape lock.
+ * per daemon; a reload starts a new daemon on a duplicate of the listening socket before the
+ * old one stops, so scrapes take the scrape lock.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "events_http.h"
@@ -39,7 +42,8 @@ struct web {
 	unsigned n_granted;
 };
 
-static struct web *active;
+/* retiring: the previous daemon, while a reload replaces it */
+static struct web *active, *retiring;
 /* What a request's context points to once its headers were seen, or else a password check. */
 static int announced, has_body;
 static struct mbuf body, gz; /* under the scrape lock */
@@ -369,8 +373,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
-/* A whole PEM file (at most 1 MiB), NUL-terminated; NULL logged. */
-static char *read_pem(const char *key, const char *path)
+/* A whole PEM file (at most 1 MiB), NUL-terminated; NULL with the reason in err. */
+static char *read_pem(const char *key, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;
@@ -386,12 +390,98 @@ static char *read_pem(const char *key, const char *path)
 		fclose(f);
 	}
 	if (!buf) {
-		log_error("[web] %s: cannot read %s%s%s", key, path, f ? "" : ": ",
-			  f ? " (empty, unreadable or over 1 MiB)" : strerror(errno));
+		snprintf(err, errlen, "[web] %s: cannot read %s%s%s", key, path, f ? "" : ": ",
+			 f ? " (empty, unreadable or over 1 MiB)" : strerror(errno));
 		return NULL;
 	}
 	buf[n] = 0;
 	return buf;
+}
+
+static gnutls_datum_t datum(const char *pem)
+{
+	return (gnutls_datum_t){ (unsigned char *)pem, (unsigned)strlen(pem) };
+}
+
+/* Whether the certificate chain and the key parse; 0, or -1 with the reason in err. */
+static int parse_pem(const struct web *w, char *err, size_t errlen)
+{
+	gnutls_datum_t cert = datum(w->cert), key = datum(w->key);
+	gnutls_x509_crt_t *crts = NULL;
+	gnutls_x509_privkey_t pk;
+	unsigned n = 0;
+	int ret;
+
+	ret = gnutls_x509_crt_list_import2(&crts, &n, &cert, GNUTLS_X509_FMT_PEM, 0);
+	for (unsigned i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(crts[i]);
+	gnutls_free(crts);
+	if (ret < 0) {
+		snprintf(err, errlen, "[web] tls_cert_file %s: %s", w->cfg.tls_cert_file,
+			 gnutls_strerror(ret));
+		return -1;
+	}
+	ret = gnutls_x509_privkey_init(&pk);
+	if (ret >= 0) {
+		ret = gnutls_x509_privkey_import2(pk, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
+		gnutls_x509_privkey_deinit(pk);
+	}
+	if (ret < 0) {
+		snprintf(err, errlen, "[web] tls_key_file %s: %s", w->cfg.tls_key_file,
+			 gnutls_strerror(ret));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Load w's certificate, key, client CA and priorities into scratch GnuTLS objects, as
+ * libmicrohttpd will: a pair that does not parse or does not match is found here, before the
+ * running daemon is touched. 0, or -1 with the reason in err.
+ */
+static int check_tls(const struct web *w, char *err, size_t errlen)
+{
+	gnutls_certificate_credentials_t cred;
+	gnutls_datum_t cert = datum(w->cert), key = datum(w->key), ca;
+	gnutls_priority_t prio;
+	const char *pos = NULL;
+	int ret;
+
+	/*
+	 * Each file parsed on its own first: a clearer reason, and GnuTLS 3.7 leaks in
+	 * gnutls_certificate_set_x509_key_mem2 when the certificate does not parse.
+	 */
+	if (parse_pem(w, err, errlen))
+		return -1;
+	ret = gnutls_certificate_allocate_credentials(&cred);
+	if (ret < 0) {
+		snprintf(err, errlen, "[web] TLS: %s", gnutls_strerror(ret));
+		return -1;
+	}
+	ret = gnutls_certificate_set_x509_key_mem2(cred, &cert, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
+	if (ret < 0)
+		snprintf(err, errlen, "[web] tls_cert_file %s with tls_key_file %s: %s",
+			 w->cfg.tls_cert_file, w->cfg.tls_key_file, gnutls_strerror(ret));
+	if (ret >= 0 && w->ca) {
+		ca = datum(w->ca);
+		ret = gnutls_certificate_set_x509_trust_mem(cred, &ca, GNUTLS_X509_FMT_PEM);
+		if (ret <= 0) {
+			snprintf(err, errlen, "[web] tls_client_ca_file %s: %s",
+				 w->cfg.tls_client_ca_file,
+				 ret ? gnutls_strerror(ret) : "no certificate in it");
+			ret = -1;
+		}
+	}
+	gnutls_certificate_free_credentials(cred);
+	if (ret < 0)
+		return -1;
+	ret = gnutls_priority_init(&prio, w->priorities, &pos);
+	if (ret < 0) {
+		snprintf(err, errlen, "[web] tls_min_version: %s", gnutls_strerror(ret));
+		return -1;
+	}
+	gnutls_priority_deinit(prio);
+	return 0;
 }
 
 static void web_free(struct web *w)
@@ -404,8 +494,8 @@ static void web_free(struct web *w)
 	free(w);
 }
 
-/* What a daemon for cfg needs, certificates read from disk; NULL logged. */
-static struct web *web_new(const struct config *cfg)
+/* What a daemon for cfg needs, certificates read from disk and checked; NULL with err set. */
+static struct web *web_new(const struct config *cfg, char *err, size_t errlen)
 {
 	static const char *const versions[] = { "TLS10", "TLS11", "TLS12", "TLS13" };
 	static const char *const gnutls_names[] = { "TLS1.0", "TLS1.1", "TLS1.2", "TLS1.3" };
@@ -414,22 +504,22 @@ static struct web *web_new(const struct config *cfg)
 	int v = 0;
 
 	if (!w) {
-		log_error("out of memory");
+		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	w->cfg = *cfg;
 	if (!cfg->tls_cert_file[0])
 		return w;
 	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-		log_error("[web] tls_cert_file: this libmicrohttpd has no TLS support");
+		snprintf(err, errlen, "[web] tls_cert_file: this libmicrohttpd has no TLS support");
 		goto fail;
 	}
-	w->cert = read_pem("tls_cert_file", cfg->tls_cert_file);
-	w->key = w->cert ? read_pem("tls_key_file", cfg->tls_key_file) : NULL;
+	w->cert = read_pem("tls_cert_file", cfg->tls_cert_file, err, errlen);
+	w->key = w->cert ? read_pem("tls_key_file", cfg->tls_key_file, err, errlen) : NULL;
 	if (!w->key)
 		goto fail;
 	if (cfg->tls_client_ca_file[0] &&
-	    !(w->ca = read_pem("tls_client_ca_file", cfg->tls_client_ca_file)))
+	    !(w->ca = read_pem("tls_client_ca_file", cfg->tls_client_ca_file, err, errlen)))
 		goto fail;
 	/* The GnuTLS defaults with only the versions from the minimum up. */
 	while (strcmp(versions[v], cfg->tls_min_version))
@@ -438,6 +528,8 @@ static struct web *web_new(const struct config *cfg)
 	for (int i = 3; i >= v; i--)
 		used += (size_t)snprintf(w->priorities + used, sizeof(w->priorities) - used,
 					 ":+VERS-%s", gnutls_names[i]);
+	if (check_tls(w, err, errlen))
+		goto fail;
 	return w;
 fail:
 	web_free(w);
@@ -564,8 +656,11 @@ static int start_daemon(struct web *w, int listen_fd)
 
 int http_start(const struct config *cfg)
 {
-	struct web *w = web_new(cfg);
+	char err[512] = "";
+	struct web *w = web_new(cfg, err, sizeof(err));
 
+	if (!w)
+		log_error("%s", err);
 	if (!w || start_daemon(w, -1)) {
 		web_free(w);
 		return -1;
@@ -574,9 +669,57 @@ int http_start(const struct config *cfg)
 	return 0;
 }
 
-struct web *http_prepare(const struct config *cfg)
+struct web *http_prepare(const struct config *cfg, char *err, size_t errlen)
 {
-	return web_new(cfg);
+	return web_new(cfg, err, errlen);
+}
+
+void http_discard(struct web *w)
+{
+	web_free(w);
+}
+
+/* Close fd unless libmicrohttpd did: only while it still is the socket with inode ino. */
+static void close_if_ours(int fd, ino_t ino)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_ino == ino)
+		close(fd);
+}
+
+int http_begin(struct web *w, char *err, size_t errlen)
+{
+	const union MHD_DaemonInfo *info =
+		MHD_get_daemon_info(active->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+	struct stat st;
+	int fd;
+
+	strcpy(w->cfg.listen_address, active->cfg.listen_address);
+	/*
+	 * The new daemon gets a duplicate of the listening socket: libmicrohttpd closes what it
+	 * was handed when it fails to start, and the running daemon must keep its own.
+	 */
+	fd = info ? fcntl(info->listen_fd, F_DUPFD_CLOEXEC, 3) : -1;
+	/* Non-blocking (shared by both): one daemon's accept must never wait for the other's. */
+	if (fd < 0 || fstat(fd, &st) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+		snprintf(err, errlen, "[web] cannot duplicate the listening socket: %s",
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		web_free(w);
+		return -1;
+	}
+	if (start_daemon(w, fd)) {
+		snprintf(err, errlen, "[web] cannot start serving with it (see --log-level debug)");
+		close_if_ours(fd, st.st_ino);
+		web_free(w);
+		return -1;
+	}
+	/* Both accept on the socket until http_retire. */
+	retiring = active;
+	active = w;
+	return 0;
 }
 
 /* Up to 1 s for the requests of a quiesced daemon to finish (idle keep-alives do not wait). */
@@ -592,42 +735,26 @@ static void drain(struct MHD_Daemon *d)
 	}
 }
 
-int http_switch(struct web *w)
+void http_retire(void)
 {
-	struct web *old = active;
+	struct web *old = retiring;
 	MHD_socket fd;
 
-	if (strcmp(w->cfg.listen_address, old->cfg.listen_address))
-		log_warn("[web] listen_address: a new address applies at restart; still on %s",
-			 old->cfg.listen_address);
-	strcpy(w->cfg.listen_address, old->cfg.listen_address);
-	/* The old daemon stops accepting and hands its socket over to the new one. */
+	if (!old)
+		return;
+	retiring = NULL;
+	/* Stop accepting; the socket (its own duplicate) is closed once its thread is gone. */
 	fd = MHD_quiesce_daemon(old->daemon);
-	if (fd == MHD_INVALID_SOCKET) {
-		log_error("reload: cannot take over the listening socket; [web] unchanged");
-		web_free(w);
-		return -1;
-	}
-	if (start_daemon(w, fd)) {
-		struct MHD_Daemon *quiesced = old->daemon;
-		struct guard *quiesced_guard = old->guard;
-
-		web_free(w);
-		/* Serve on as before, on the same socket. */
-		if (start_daemon(old, fd))
-			log_error("reload: not serving HTTP any more");
-		stop_daemon(quiesced, quiesced_guard);
-		return -1;
-	}
 	drain(old->daemon);
 	stop_daemon(old->daemon, old->guard);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
 	web_free(old);
-	active = w;
-	return 0;
 }
 
 void http_stop(void)
 {
+	http_retire();
 	if (active && active->daemon)
 		stop_daemon(active->daemon, active->guard);
 	web_free(active);

@@ -10,14 +10,19 @@
 /* Start serving in libmicrohttpd's own thread; 0 or -1 (logged). */
 int http_start(const struct config *cfg);
 /*
- * A reload in two steps. Prepare reads what a new configuration needs (TLS files): NULL
- * (logged) rejects it. Switch serves with it on the same socket (requests in flight on the
- * old one get up to 1 s) and frees it; on failure (logged) the old one keeps serving.
- * Never switch holding the scrape lock: the old daemon's requests may be waiting for it.
+ * A reload in three steps. Prepare reads and checks what a new configuration needs (the TLS
+ * files parse, the key matches the certificate): NULL (reason in err) rejects it. Begin serves
+ * with it beside the running daemon, on a duplicate of the same listening socket: -1 (reason in
+ * err, w freed) rejects it and leaves the running daemon as it was. Retire stops the previous
+ * daemon (its requests in flight get up to 1 s) and frees it; never call it holding the scrape
+ * lock: the old daemon's requests may be waiting for it.
  */
 struct web;
-struct web *http_prepare(const struct config *cfg);
-int http_switch(struct web *w);
+struct web *http_prepare(const struct config *cfg, char *err, size_t errlen);
+int http_begin(struct web *w, char *err, size_t errlen);
+void http_retire(void);
+/* Free what http_prepare made without serving it (--check-config). */
+void http_discard(struct web *w);
 void http_stop(void);
 
 /* Answer with text (copied). */

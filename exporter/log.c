@@ -28,7 +28,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	struct tm tm;
 	va_list ap;
 
-	if (level > log_threshold)
+	if (level > __atomic_load_n(&log_threshold, __ATOMIC_RELAXED)) /* a reload sets it */
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,7 +32,7 @@ static const char usage[] =
 	"  --node NAME                 add node=\"NAME\" to every series (default: none)\n"
 	"  --check-config              validate the configuration and exit 0 or 1\n"
 	"  --strict                    exit when an enabled collector cannot start\n"
-	"  --unpin                     remove everything pinned under [bpf] pin_path and exit\n"
+	"  --unpin                     remove what the exporter pinned under [bpf] pin_path, exit\n"
 	"  --log-level LEVEL           error, warn, info (default) or debug\n"
 	"  --version                   print the version and exit\n"
 	"  --help                      print this help and exit\n"
@@ -67,7 +68,8 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	char *msg, *line, *save;
 
 	/* libbpf explains load failures at length (the verifier log): debug level only. */
-	if (log_threshold < LOG_DEBUG || level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
+	if (__atomic_load_n(&log_threshold, __ATOMIC_RELAXED) < LOG_DEBUG ||
+	    level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
 		return 0;
 	for (line = strtok_r(msg, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		log_debug("%s%s", strncmp(line, "libbpf: ", 8) ? "libbpf: " : "", line);
@@ -99,51 +101,110 @@ static void start_collector(struct collector *c, bool strict)
 			  strict ? "; exiting (--strict)" : "; serving without it");
 }
 
+/* The event type whose sampling settings live in collector c's BPF programs, or 0. */
+static unsigned sampled_type(const struct collector *c)
+{
+	static const struct {
+		const char *collector;
+		unsigned type;
+	} types[] = { { "drops", EV_DROP }, { "retrans", EV_RETRANS }, { "rtt", EV_RTT } };
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(c->name, types[i].collector))
+			return types[i].type;
+	return 0;
+}
+
 /*
- * SIGHUP: read and check the file again. A bad file (or unreadable certificates) is logged
- * and the running configuration stays; a good one replaces it, restarting only collectors
- * whose section changed, under the scrape lock so no scrape sees a half-applied state.
+ * Keys only a restart applies: next keeps the running value, and each changed one is named in
+ * the log and in list (", "-separated).
  */
-static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o)
+static void keep_restart_keys(struct config *next, const struct config *cfg, char *list, size_t len)
+{
+	static const struct {
+		const char *key;
+		size_t off, size; /* size 0: a bool, else a string in char[size] */
+	} keys[] = {
+#define STR(name, field)                                                                           \
+	{ name, offsetof(struct config, field), sizeof(((struct config *)0)->field) }
+		STR("[web] listen_address", listen_address),
+		STR("[bpf] pin_path", pin_path),
+		STR("[labels] node", node),
+		{ "[security] drop_capabilities", offsetof(struct config, drop_caps), 0 },
+		STR("[security] user", user),
+#undef STR
+	};
+	size_t used = 0;
+
+	list[0] = 0;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char *n = (char *)next + keys[i].off;
+		const char *c = (const char *)cfg + keys[i].off;
+
+		if (keys[i].size ? !strcmp(n, c) : *(bool *)n == *(const bool *)c)
+			continue;
+		/* Privileges are dropped, the socket bound and the pins placed once, at start. */
+		log_warn("reload: %s changed; it needs a restart, the running value stays",
+			 keys[i].key);
+		if (keys[i].size)
+			memcpy(n, c, keys[i].size);
+		else
+			*(bool *)n = *(const bool *)c;
+		used += snprintf(list + used, len - used, "%s%s", used ? ", " : "", keys[i].key);
+		if (used >= len)
+			used = len - 1;
+	}
+}
+
+/*
+ * SIGHUP: read and check the file again, the TLS files included, and start serving it beside
+ * the running daemon. Anything wrong rejects the reload whole: logged, nothing changes, the
+ * running configuration keeps serving. An accepted one applies every section under the scrape
+ * lock (so no scrape sees a half-applied state), restarting only collectors whose section or
+ * sampling settings changed; keys only a restart applies are logged by name.
+ */
+static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
+		   bool ptrace_kept)
 {
 	bool was_enabled[MAX_COLLECTORS] = { 0 };
 	struct web *web = NULL;
 	struct config next;
-	char err[512] = "";
+	char err[512] = "", restart[256];
 	size_t len, old_len = strlen(*text);
 	char *new_text = config_read(path, &len, err, sizeof(err));
+	unsigned resample;
 	int i;
 
-	if (!new_text) {
-		log_error("reload: %s; keeping the running configuration", err);
-		return;
-	}
 	for (i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
 		was_enabled[i] = collectors[i]->enabled;
 	scrape_lock();
 	/* Parsing sets the collectors' options in place: a rejected file re-parses the old one. */
 	config_defaults(&next);
-	if (!config_load_text(&next, path, new_text, len, err, sizeof(err))) {
+	if (new_text && !config_load_text(&next, path, new_text, len, err, sizeof(err))) {
 		apply_overrides(&next, o);
-		web = http_prepare(&next);
+		web = http_prepare(&next, err, sizeof(err));
+		if (web && http_begin(web, err, sizeof(err)))
+			web = NULL;
 	}
 	if (!web) {
-		if (err[0])
-			log_error("reload: %s; keeping the running configuration", err);
-		else
-			log_error("reload: [web] rejected; keeping the running configuration");
+		log_error("reload: %s; keeping the running configuration", err);
 		config_defaults(&next);
 		config_load_text(&next, path, *text, old_len, err, sizeof(err));
+		scrape_reload_result(false);
 		scrape_unlock();
 		free(new_text);
 		return;
 	}
+	keep_restart_keys(&next, cfg, restart, sizeof(restart));
+	resample = events_reconfigure(&next.sampling);
 	for (i = 0; i < MAX_COLLECTORS && collectors[i]; i++) {
 		struct collector *c = collectors[i];
+		bool resampled = resample & (1u << sampled_type(c));
 
 		/* Unchanged and running (or off): leave it, its counters go on. */
 		if (c->enabled == was_enabled[i] &&
-		    next.collector_hash[i] == cfg->collector_hash[i] && (c->up || !c->enabled))
+		    next.collector_hash[i] == cfg->collector_hash[i] && (c->up || !c->enabled) &&
+		    !(resampled && c->up))
 			continue;
 		if (c->up)
 			c->stop();
@@ -152,25 +213,30 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			start_collector(c, false);
 		else
 			pin_remove(c->name);
-		log_info("reload: collector %s %s", c->name,
+		log_info("reload: collector %s %s%s", c->name,
 			 !c->enabled ? "disabled"
 			 : c->up     ? "(re)started"
-				     : "failed");
+				     : "failed",
+			 resampled ? " ([sampling] changed)" : "");
 	}
+	if (events_start())
+		log_error(
+			"reload: sampling: cannot read the ring buffer; no events until a restart");
+	if (pods_reconfigure(&next.pods))
+		log_error("reload: pods: cannot start the resolver; no pod labels");
+	if (!ptrace_kept && pods_runtime_caps())
+		log_warn("reload: pod labels turned on after start-up run without CAP_SYS_PTRACE "
+			 "(dropped at start): namespaces of other users' processes stay unresolved "
+			 "until a restart");
 	kernel_btf_release();
+	*cfg = next; /* under the lock: scrapes read the node label from it */
+	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
+	scrape_reload_result(true);
 	scrape_unlock();
-	http_switch(web);
-	if (strcmp(next.pin_path, cfg->pin_path))
-		log_warn("reload: [bpf] pin_path applies at restart; still '%s'", cfg->pin_path);
-	strcpy(next.pin_path, cfg->pin_path);
-	if (strcmp(next.node, cfg->node))
-		log_warn("reload: [labels] node applies at restart; still '%s'", cfg->node);
-	strcpy(next.node, cfg->node);
-	*cfg = next;
-	log_threshold = cfg->log_level;
+	http_retire();
 	free(*text);
 	*text = new_text;
-	log_info("reload: %s applied", path);
+	log_info("reload: %s applied%s%s", path, restart[0] ? "; needs a restart: " : "", restart);
 }
 
 static int flag_error(const char *fmt, const char *arg)
@@ -184,7 +250,7 @@ static int flag_error(const char *fmt, const char *arg)
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
-	bool check = false, strict = false, unpin = false;
+	bool check = false, strict = false, unpin = false, ptrace_kept;
 	struct overrides over;
 	struct config cfg;
 	char err[512], *text = NULL;
@@ -258,15 +324,27 @@ int main(int argc, char **argv)
 	over = (struct overrides){ listen, node, level };
 	apply_overrides(&cfg, &over);
 	if (check) {
-		printf("%s: configuration OK\n", config_path ? config_path : "built-in defaults");
+		/* The TLS files too: a pair that does not load fails a start (or a reload). */
+		struct web *w = http_prepare(&cfg, err, sizeof(err));
+
 		free(text);
+		if (!w) {
+			fprintf(stderr, "netstack_exporter: %s\n", err);
+			return 1;
+		}
+		http_discard(w);
+		printf("%s: configuration OK\n", config_path ? config_path : "built-in defaults");
 		return 0;
 	}
 	log_threshold = cfg.log_level;
 	pin_set_root(cfg.pin_path);
 	if (unpin) {
+		const char *names[MAX_COLLECTORS + 1] = { 0 };
+
+		for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
+			names[i] = collectors[i]->name;
 		free(text);
-		return pin_remove_all() ? 1 : 0;
+		return pin_remove_all(names) ? 1 : 0;
 	}
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
@@ -281,6 +359,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	events_configure(&cfg.sampling);
+	pods_configure(&cfg.pods);
+	scrape_reload_result(true); /* start-up counts as a successful load */
 	for (struct collector *const *p = collectors; *p; p++) {
 		struct collector *c = *p;
 
@@ -313,6 +393,7 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
+	ptrace_kept = !cfg.drop_caps || pods_runtime_caps();
 	if (cfg.drop_caps && privs_drop(privs_runtime_caps() | pods_runtime_caps(), cfg.user)) {
 		exit_code = 1;
 		goto out;
@@ -327,7 +408,7 @@ int main(int argc, char **argv)
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
 		if (config_path)
-			reload(config_path, &text, &cfg, &over);
+			reload(config_path, &text, &cfg, &over, ptrace_kept);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}

@@ -232,43 +232,61 @@ int pin_commit(const struct bpf_object_skeleton *s, const char *collector)
 	return 0;
 }
 
+/* Ours, in a collector's directory: map_NAME, link_PROGRAM and rodata (see the top). */
+static bool own_pin(const char *name)
+{
+	return !strncmp(name, "map_", 4) || !strncmp(name, "link_", 5) || !strcmp(name, "rodata");
+}
+
 void pin_remove(const char *collector)
 {
-	char dir[300];
+	char dir[300], path[600];
+	struct dirent *e;
 	struct stat st;
+	DIR *d;
 
 	if (!root[0])
 		return;
 	snprintf(dir, sizeof(dir), "%s/%s", root, collector);
 	if (stat(dir, &st))
 		return;
-	unlink_prefixed(dir, "");
-	if (rmdir(dir))
-		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
-	else
+	/* Only our own names: other tools may pin beside ours, even in this directory. */
+	d = opendir(dir);
+	while (d && (e = readdir(d)))
+		if (own_pin(e->d_name)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if (unlink(path))
+				log_warn("pin: cannot remove %s: %s", path, strerror(errno));
+		}
+	if (d)
+		closedir(d);
+	if (!rmdir(dir))
 		log_info("pin: removed %s (its programs detach)", dir);
+	else if (errno == ENOTEMPTY || errno == EEXIST)
+		log_info("pin: removed the pins of %s in %s; other pins in it stay, and so does it",
+			 collector, dir);
+	else
+		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
 }
 
-int pin_remove_all(void)
+int pin_remove_all(const char *const *collectors)
 {
-	DIR *d;
-	struct dirent *e;
-
 	if (!root[0]) {
 		log_error("--unpin: no [bpf] pin_path configured");
 		return -1;
 	}
-	d = opendir(root);
-	if (!d)
-		return errno == ENOENT ? 0 : -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			pin_remove(e->d_name);
-	closedir(d);
-	if (rmdir(root)) {
-		log_error("--unpin: cannot remove %s: %s", root, strerror(errno));
-		return -1;
+	for (; *collectors; collectors++)
+		pin_remove(*collectors);
+	if (!rmdir(root) || errno == ENOENT) {
+		log_info("--unpin: removed %s", root);
+		return 0;
 	}
-	log_info("--unpin: removed %s", root);
-	return 0;
+	if (errno == ENOTEMPTY || errno == EEXIST) {
+		log_info("--unpin: %s holds pins that are not the exporter's; they stay, and so "
+			 "does it",
+			 root);
+		return 0;
+	}
+	log_error("--unpin: cannot remove %s: %s", root, strerror(errno));
+	return -1;
 }

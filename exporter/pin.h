@@ -15,9 +15,15 @@ void pin_set_root(const char *path);
 int pin_prepare(const struct bpf_object_skeleton *s, const char *collector);
 int pin_commit(const struct bpf_object_skeleton *s, const char *collector);
 
-/* Remove a collector's pins: its programs detach once no exporter holds them. */
+/*
+ * Remove a collector's pins (its programs detach once no exporter holds them) and its
+ * directory when that is empty then; other tools' pins stay.
+ */
 void pin_remove(const char *collector);
-/* --unpin: every collector's pins and the pin_path directory; 0 or -1 (logged). */
-int pin_remove_all(void);
+/*
+ * --unpin: the pins of the collectors named (NULL-terminated), then the pin_path directory
+ * when nothing else is left in it; 0 or -1 (logged).
+ */
+int pin_remove_all(const char *const *collectors);
 
 #endif

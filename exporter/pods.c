@@ -84,34 +84,22 @@ static int load_curl(void)
 	return 0;
 }
 
-/* cfg as parsed (a SIGHUP reload rewrites it); run, the copy the resolver threads use. */
-static struct pods_cfg {
-	enum source source;
-	char api_url[256], token_file[256], ca_file[256], kubelet_url[256], node_name[254];
-	unsigned refresh, grace, max_series, timeout;
-} cfg, run;
+/*
+ * conf: as configured (pods_configure, a reload); cfg: conf with the source resolved, what
+ * runs; run: the copy the resolver threads read. filters[i] folds cfg.per[i]'s families.
+ */
+static struct pods_config conf, cfg, run;
+static struct expo_filter *filters[PODS_MAX_COLLECTORS];
 
-/* pod_labels per collector, with whether its labels include netns (checked after loading). */
-#define MAX_COLLECTORS 16
-static struct {
-	char name[32];
-	unsigned mask;
-	int line;   /* of pod_labels, for the error */
-	bool netns; /* its labels key lists netns */
-	struct expo_filter *filter;
-} per[MAX_COLLECTORS];
-static int n_per;
-
-void pods_config_reset(void)
+void pods_config_defaults(struct pods_config *c)
 {
-	memset(&cfg, 0, sizeof(cfg));
-	strcpy(cfg.token_file, SA_DIR "/token");
-	strcpy(cfg.ca_file, SA_DIR "/ca.crt");
-	cfg.refresh = 10;
-	cfg.grace = 300;
-	cfg.max_series = 1000;
-	cfg.timeout = 10;
-	n_per = 0;
+	memset(c, 0, sizeof(*c));
+	strcpy(c->token_file, SA_DIR "/token");
+	strcpy(c->ca_file, SA_DIR "/ca.crt");
+	c->refresh = 10;
+	c->grace = 300;
+	c->max_series = 1000;
+	c->timeout = 10;
 }
 
 static int set_str(char *dst, size_t size, const char *s, char *err, size_t errlen)
@@ -124,14 +112,15 @@ static int set_str(char *dst, size_t size, const char *s, char *err, size_t errl
 	return 0;
 }
 
-int pods_config_set(const char *key, const char *value, char *err, size_t errlen)
+int pods_config_set(struct pods_config *c, const char *key, const char *value, char *err,
+		    size_t errlen)
 {
 	if (!strcmp(key, "source")) {
 		static const char *const names[] = { "auto", "kubernetes", "kubelet", "none" };
 
 		for (int i = 0; i < 4; i++) {
 			if (!strcmp(value, names[i])) {
-				cfg.source = i;
+				c->source = i;
 				return 0;
 			}
 		}
@@ -145,42 +134,51 @@ int pods_config_set(const char *key, const char *value, char *err, size_t errlen
 				 value);
 			return -1;
 		}
-		return key[0] == 'a' ? set_str(cfg.api_url, sizeof(cfg.api_url), value, err, errlen)
-				     : set_str(cfg.kubelet_url, sizeof(cfg.kubelet_url), value, err,
+		return key[0] == 'a' ? set_str(c->api_url, sizeof(c->api_url), value, err, errlen)
+				     : set_str(c->kubelet_url, sizeof(c->kubelet_url), value, err,
 					       errlen);
 	}
 	if (!strcmp(key, "token_file"))
-		return set_str(cfg.token_file, sizeof(cfg.token_file), value, err, errlen);
+		return set_str(c->token_file, sizeof(c->token_file), value, err, errlen);
 	if (!strcmp(key, "ca_file"))
-		return set_str(cfg.ca_file, sizeof(cfg.ca_file), value, err, errlen);
+		return set_str(c->ca_file, sizeof(c->ca_file), value, err, errlen);
 	if (!strcmp(key, "node_name"))
-		return set_str(cfg.node_name, sizeof(cfg.node_name), value, err, errlen);
+		return set_str(c->node_name, sizeof(c->node_name), value, err, errlen);
 	if (!strcmp(key, "refresh_seconds"))
-		return parse_uint(value, 1, 3600, &cfg.refresh, err, errlen);
+		return parse_uint(value, 1, 3600, &c->refresh, err, errlen);
 	if (!strcmp(key, "grace_seconds"))
-		return parse_uint(value, 0, 86400, &cfg.grace, err, errlen);
+		return parse_uint(value, 0, 86400, &c->grace, err, errlen);
 	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
+		return parse_uint(value, 1, 1u << 20, &c->max_series, err, errlen);
 	if (!strcmp(key, "timeout_seconds"))
-		return parse_uint(value, 1, 600, &cfg.timeout, err, errlen);
+		return parse_uint(value, 1, 600, &c->timeout, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [pods]", key);
 	return -1;
 }
 
-static int per_index(const char *collector)
+static int per_find(const struct pods_config *c, const char *collector)
 {
-	for (int i = 0; i < n_per; i++)
-		if (!strcmp(per[i].name, collector))
+	for (int i = 0; i < c->n_per; i++)
+		if (!strcmp(c->per[i].name, collector))
 			return i;
-	if (n_per == MAX_COLLECTORS || strlen(collector) >= sizeof(per[0].name))
-		return -1;
-	memset(&per[n_per], 0, sizeof(per[0]));
-	strcpy(per[n_per].name, collector);
-	return n_per++;
+	return -1;
 }
 
-int pods_collector_labels(const char *collector, const char *value, int line, char *err,
-			  size_t errlen)
+static int per_index(struct pods_config *c, const char *collector)
+{
+	int i = per_find(c, collector);
+
+	if (i >= 0)
+		return i;
+	if (c->n_per == PODS_MAX_COLLECTORS || strlen(collector) >= sizeof(c->per[0].name))
+		return -1;
+	memset(&c->per[c->n_per], 0, sizeof(c->per[0]));
+	strcpy(c->per[c->n_per].name, collector);
+	return c->n_per++;
+}
+
+int pods_collector_labels(struct pods_config *c, const char *collector, const char *value, int line,
+			  char *err, size_t errlen)
 {
 	static const struct {
 		const char *name;
@@ -192,7 +190,7 @@ int pods_collector_labels(const char *collector, const char *value, int line, ch
 		      { "netns", POD_LABEL_NETNS } };
 	char buf[256], *save, *tok;
 	unsigned mask = 0;
-	int i = per_index(collector);
+	int i = per_index(c, collector);
 
 	if (i < 0 || strlen(value) >= sizeof(buf)) {
 		snprintf(err, errlen, "list too long");
@@ -213,44 +211,43 @@ int pods_collector_labels(const char *collector, const char *value, int line, ch
 		}
 		mask |= names[j].bit;
 	}
-	per[i].mask = mask;
-	per[i].line = line;
+	c->per[i].mask = mask;
+	c->per[i].line = line;
 	return 0;
 }
 
-void pods_collector_netns(const char *collector, const char *labels)
+void pods_collector_netns(struct pods_config *c, const char *collector, const char *labels)
 {
 	char buf[256], *save, *tok;
-	int i = per_index(collector);
+	int i = per_index(c, collector);
 
 	if (i < 0)
 		return;
-	per[i].netns = false;
+	c->per[i].netns = false;
 	snprintf(buf, sizeof(buf), "%s", labels);
 	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save))
-		per[i].netns |= !strcmp(tok, "netns");
+		c->per[i].netns |= !strcmp(tok, "netns");
 }
 
-int pods_config_check(const char *path, char *err, size_t errlen)
+int pods_config_check(const struct pods_config *c, const char *path, char *err, size_t errlen)
 {
-	for (int i = 0; i < n_per; i++) {
-		if (per[i].mask && !per[i].netns) {
+	for (int i = 0; i < c->n_per; i++) {
+		if (c->per[i].mask && !c->per[i].netns) {
 			snprintf(err, errlen,
 				 "%s:%d: pod_labels: needs netns in the labels of "
 				 "[collector.%s] (the kernel keys counts by network namespace)",
-				 path, per[i].line, per[i].name);
+				 path, c->per[i].line, c->per[i].name);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-unsigned pods_labels_of(const char *collector)
+unsigned pods_labels_of(const struct pods_config *c, const char *collector)
 {
-	for (int i = 0; i < n_per; i++)
-		if (!strcmp(per[i].name, collector))
-			return per[i].mask;
-	return 0;
+	int i = per_find(c, collector);
+
+	return i < 0 ? 0 : c->per[i].mask;
 }
 
 unsigned pods_max_series(void)
@@ -1028,35 +1025,59 @@ static enum source pick_source(void)
 	return s;
 }
 
-static bool wanted(void)
+static bool wanted(const struct pods_config *c)
 {
-	for (int i = 0; i < n_per; i++)
-		if (per[i].mask)
+	for (int i = 0; i < c->n_per; i++)
+		if (c->per[i].mask)
 			return true;
 	return false;
 }
 
+void pods_configure(const struct pods_config *c)
+{
+	conf = *c;
+	cfg = conf;
+}
+
 uint64_t pods_runtime_caps(void)
 {
-	return wanted() ? 1ull << CAP_SYS_PTRACE : 0;
+	return wanted(&conf) ? 1ull << CAP_SYS_PTRACE : 0;
+}
+
+/* A filter per collector asking for pod labels; 0 or -1. */
+static int make_filters(void)
+{
+	for (int i = 0; i < cfg.n_per; i++) {
+		if (!cfg.per[i].mask)
+			continue;
+		/* Without a pod source, labels degrade to the namespace and a process in it. */
+		filters[i] = podfold_filter_new(kube ? cfg.per[i].mask
+						     : cfg.per[i].mask | POD_LABEL_NETNS |
+								POD_LABEL_PROCESS);
+		if (!filters[i])
+			return -1;
+	}
+	return 0;
+}
+
+static void free_filters(void)
+{
+	for (int i = 0; i < PODS_MAX_COLLECTORS; i++) {
+		free(filters[i]);
+		filters[i] = NULL;
+	}
 }
 
 int pods_start(void)
 {
-	if (!wanted())
+	cfg = conf;
+	if (!wanted(&cfg))
 		return 0;
 	cfg.source = pick_source();
 	kube = cfg.source != SRC_NONE;
 	run = cfg;
-	for (int i = 0; i < n_per; i++) {
-		if (!per[i].mask)
-			continue;
-		/* Without a pod source, labels degrade to the namespace and a process in it. */
-		per[i].filter = podfold_filter_new(
-			kube ? per[i].mask : per[i].mask | POD_LABEL_NETNS | POD_LABEL_PROCESS);
-		if (!per[i].filter)
-			return -1;
-	}
+	if (make_filters())
+		return -1;
 	if (load_curl() || lc.global_init(CURL_GLOBAL_DEFAULT))
 		return -1;
 	stopping = false;
@@ -1083,8 +1104,10 @@ int pods_start(void)
 
 void pods_stop(void)
 {
-	if (!active)
+	if (!active) {
+		free_filters(); /* a start that failed half-way */
 		return;
+	}
 	pthread_mutex_lock(&mu);
 	__atomic_store_n(&stopping, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&wake);
@@ -1101,19 +1124,65 @@ void pods_stop(void)
 	pods = NULL;
 	n_nss = cap_nss = n_pods = cap_pods = 0;
 	podfold_free();
-	for (int i = 0; i < n_per; i++) {
-		free(per[i].filter);
-		per[i].filter = NULL;
-	}
+	free_filters();
 	lc.global_cleanup();
+}
+
+/* Whether the resolver threads would run otherwise with b than with a. */
+static bool resolver_differs(const struct pods_config *a, const struct pods_config *b)
+{
+	return a->source != b->source || strcmp(a->api_url, b->api_url) ||
+	       strcmp(a->token_file, b->token_file) || strcmp(a->ca_file, b->ca_file) ||
+	       strcmp(a->kubelet_url, b->kubelet_url) || strcmp(a->node_name, b->node_name) ||
+	       a->refresh != b->refresh || a->grace != b->grace || a->timeout != b->timeout;
+}
+
+static bool masks_differ(const struct pods_config *a, const struct pods_config *b)
+{
+	for (int i = 0; i < a->n_per; i++)
+		if (pods_labels_of(b, a->per[i].name) != a->per[i].mask)
+			return true;
+	for (int i = 0; i < b->n_per; i++)
+		if (pods_labels_of(a, b->per[i].name) != b->per[i].mask)
+			return true;
+	return false;
+}
+
+int pods_reconfigure(const struct pods_config *c)
+{
+	bool was = active, resolver = resolver_differs(&conf, c), masks = masks_differ(&conf, c);
+
+	conf = *c;
+	if (!resolver && !masks) {
+		cfg.max_series = c->max_series; /* read at render time only */
+		return 0;
+	}
+	if (was && !resolver && wanted(c)) {
+		/* Same resolver, other labels: new filters; the fold starts afresh. */
+		podfold_free();
+		free_filters();
+		cfg.max_series = c->max_series;
+		memcpy(cfg.per, c->per, sizeof(cfg.per));
+		cfg.n_per = c->n_per;
+		log_info("pods: pod_labels changed, applied");
+		return make_filters();
+	}
+	pods_stop();
+	if (!wanted(c)) {
+		cfg = conf;
+		if (was)
+			log_info("pods: no collector asks for pod labels any more; resolver "
+				 "stopped");
+		return 0;
+	}
+	return pods_start();
 }
 
 struct expo_filter *pods_filter(const char *collector)
 {
-	for (int i = 0; i < n_per && active; i++)
-		if (!strcmp(per[i].name, collector))
-			return per[i].filter;
-	return NULL;
+	int i = active ? per_find(&cfg, collector) : -1;
+
+	return i < 0 ? NULL : filters[i];
 }
 
 void pods_render_metrics(struct expo *e)

@@ -40,17 +40,41 @@ enum {
 	POD_LABEL_NETNS = 1 << 4, /* keep the raw netns label too */
 };
 
+/* [pods] and the collectors' pod_labels, parsed into a value (struct config holds one). */
+#define PODS_MAX_COLLECTORS 16
+struct pods_config {
+	int source; /* auto, kubernetes, kubelet, none */
+	char api_url[256], token_file[256], ca_file[256], kubelet_url[256], node_name[254];
+	unsigned refresh, grace, max_series, timeout;
+	int n_per;
+	struct {
+		char name[32];
+		unsigned mask; /* pod_labels */
+		int line;      /* of pod_labels, for the error */
+		bool netns;    /* its labels key lists netns */
+	} per[PODS_MAX_COLLECTORS];
+};
+
 /* [pods] keys and per-collector pod_labels; 0 or -1 with err set. */
-void pods_config_reset(void);
-int pods_config_set(const char *key, const char *value, char *err, size_t errlen);
-int pods_collector_labels(const char *collector, const char *value, int line, char *err,
-			  size_t errlen);
+void pods_config_defaults(struct pods_config *c);
+int pods_config_set(struct pods_config *c, const char *key, const char *value, char *err,
+		    size_t errlen);
+int pods_collector_labels(struct pods_config *c, const char *collector, const char *value, int line,
+			  char *err, size_t errlen);
 /* The collector's labels key, to check pod_labels has the netns label to work from. */
-void pods_collector_netns(const char *collector, const char *labels);
+void pods_collector_netns(struct pods_config *c, const char *collector, const char *labels);
 /* After loading: "path:line: ..." in err when pod_labels lacks netns; 0 or -1. */
-int pods_config_check(const char *path, char *err, size_t errlen);
-/* The collector's pod_labels mask (0: off). */
-unsigned pods_labels_of(const char *collector);
+int pods_config_check(const struct pods_config *c, const char *path, char *err, size_t errlen);
+/* The collector's pod_labels mask in c (0: off). */
+unsigned pods_labels_of(const struct pods_config *c, const char *collector);
+
+/* The configuration to start with (copied), before pods_runtime_caps and pods_start. */
+void pods_configure(const struct pods_config *c);
+/*
+ * A reload (holding the scrape lock): max_series and unchanged settings apply in place, other
+ * pod_labels replace the filters, another source or timing restarts the resolver; 0 or -1.
+ */
+int pods_reconfigure(const struct pods_config *c);
 
 /* Capabilities the resolver needs kept (CAP_SYS_PTRACE: other users' /proc/PID/ns/net). */
 uint64_t pods_runtime_caps(void);

@@ -26,6 +26,8 @@ static struct {
 } overflows[MAX_OVERFLOW_MAPS];
 static int n_overflows;
 static struct labels constant;
+static bool reload_ok = true;
+static double reload_ok_time; /* wall clock of the last successful load, start-up included */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 void scrape_lock(void)
@@ -41,6 +43,17 @@ void scrape_unlock(void)
 void scrape_constant_label(const char *name, const char *value)
 {
 	labels_add(&constant, name, value);
+}
+
+void scrape_reload_result(bool ok)
+{
+	struct timespec ts;
+
+	reload_ok = ok;
+	if (ok) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		reload_ok_time = ts.tv_sec + ts.tv_nsec / 1e9;
+	}
 }
 
 void scrape_map_overflow(const char *map, uint64_t count)
@@ -232,6 +245,13 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 	labels_add(&l, "commit", NETSTACK_COMMIT);
 	labels_add(&l, "kernel", uts.release);
 	expo_u64(&e, &l, 1);
+	/* Prometheus' own names for its reloads. */
+	expo_family(&e, "netstack_config_last_reload_successful", METRIC_GAUGE,
+		    "Whether the last configuration reload (SIGHUP) was applied; 1 before any.");
+	expo_u64(&e, NULL, reload_ok);
+	expo_family(&e, "netstack_config_last_reload_success_timestamp_seconds", METRIC_GAUGE,
+		    "When the configuration was last loaded successfully (start-up or SIGHUP).");
+	expo_double(&e, NULL, reload_ok_time);
 	per_collector(&e, "netstack_collector_up",
 		      "Whether the collector's BPF programs are attached.", METRIC_GAUGE, 0);
 	per_collector(&e, "netstack_scrape_collector_success",

@@ -2,6 +2,7 @@
 #ifndef NETSTACK_SCRAPE_H
 #define NETSTACK_SCRAPE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "metrics.h"
@@ -21,6 +22,12 @@ void scrape_render(struct mbuf *out, enum metric_format format);
 
 /* A label added to every series (e.g. node); name and value must outlive the exporter. */
 void scrape_constant_label(const char *name, const char *value);
+
+/*
+ * The outcome of loading the configuration (start-up counts as a successful one), for
+ * netstack_config_last_reload_*; call before serving or holding the scrape lock.
+ */
+void scrape_reload_result(bool ok);
 
 /* Called by collectors while collecting: entries a bounded map had no room for. */
 void scrape_map_overflow(const char *map, uint64_t count);

@@ -99,6 +99,7 @@ declare -A CLASS=(
 	["rule:NetstackExporterAbsent"]=empty
 	["rule:NetstackCollectorDown"]=empty
 	["rule:NetstackCollectorScrapeFailing"]=empty
+	["rule:NetstackConfigReloadFailed"]=empty
 	["rule:NetstackMapOverflow"]=empty
 	["rule:NetstackEventsLost"]=empty
 )

@@ -4,7 +4,7 @@
 # namespace of ours; the exporter's NETFILTER_DROP counter for that namespace must equal the
 # nftables counter across a kill -9, drops while no exporter runs, and a restart. A changed
 # setting replaces the pins (logged, counts restart); a disabled collector loses its pins;
-# --unpin removes everything and the programs detach.
+# --unpin removes the exporter's pins and the programs detach, other tools' pins stay.
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 
@@ -149,4 +149,26 @@ for _ in $(seq 20); do
 done
 check "--unpin: the pinned retrans link (id $link_id) is gone" \
 	bash -c "! bpftool link show id '$link_id' >/dev/null 2>&1"
+
+# ---- --unpin removes only the exporter's own pins, never other tools' beside them ----
+write_ini 8192
+run "$TMP/run7.log"
+kill "$PID"
+wait "$PID"
+FOREIGN=("$PIN/foreign" "$PIN/drops/foreign")
+on_exit "rm -f ${FOREIGN[*]}; rmdir $PIN/drops $PIN"
+bpftool map create "$PIN/foreign" type array key 4 value 4 entries 1 name foreign &&
+	bpftool map create "$PIN/drops/foreign" type array key 4 value 4 entries 1 name foreign ||
+	not_ok "bpftool pins foreign maps beside ours"
+"$EXPORTER" --config "$TMP/pin.ini" --unpin >"$TMP/unpin2.log" 2>&1
+check_eq "--unpin with foreign pins: exit 0" 0 "$?"
+check "--unpin: our drops maps, links and settings are gone" \
+	test ! -e "$PIN/drops/map_skb_drops" -a ! -e "$PIN/drops/link_count_drop_n" -a ! -e "$PIN/drops/rodata"
+check_eq "--unpin: nothing of ours left in drops/" foreign "$(ls "$PIN/drops" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+check "--unpin: the other collectors' directories are gone" test ! -e "$PIN/retrans" -a ! -e "$PIN/rtt"
+check "--unpin: the foreign map beside ours stays" test -e "$PIN/foreign"
+check "--unpin: the foreign map inside drops/ stays" test -e "$PIN/drops/foreign"
+check "--unpin: it says what it left" grep -q "$PIN holds pins that are not the exporter's" "$TMP/unpin2.log"
+rm -f "$PIN/foreign" "$PIN/drops/foreign"
+rmdir "$PIN/drops" "$PIN"
 finish

@@ -13,6 +13,8 @@
 #   4. Cap: more label sets than max_series: exactly max_series ordinary series plus
 #      __overflow__ ones, overflow counted, the node total equals the sum of the nft counters.
 #   5. RTT and retransmits: pod B's TCP traffic (with losses) carries its namespace/pod labels.
+#   6. SIGHUP: rejected or accepted, pod B's series keep their labels; [sampling] applies (events
+#      start and stop); keys only a restart applies are named in the log.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
@@ -282,4 +284,102 @@ check "retransmits in pod B carry its namespace and pod" \
 scrape "$TMP/t1"
 check "no TCP series keeps the raw netns label" bash -c "! grep -q '^netstack_tcp_r.*netns=' '$TMP/t1'"
 promtool_ok "promtool accepts the pod-labelled TCP exposition" "$TMP/t1"
+stop_exporter
+
+# -- 6. reloads keep pod labels; [sampling] applies; restart-only keys are named ---------------------
+: >"$TMP/events.jsonl" # no DELETED event this time
+start_api ok || exit 1
+RCFG=$(config reload "$API_URL")
+cp "$RCFG" "$TMP/reload.base"
+start_exporter --config "$RCFG" || exit 1
+check "reload: pod B known" wait_for '^netstack_pods_known$' 2
+sleep 1.5
+hup() { # wait until the log has one more reload verdict
+	local n
+	n=$(grep -c 'reload: .*\(applied\|keeping the running\)' "$EXPORTER_LOG")
+	kill -HUP "$EXPORTER_PID"
+	for _ in $(seq 200); do
+		[ "$(grep -c 'reload: .*\(applied\|keeping the running\)' "$EXPORTER_LOG")" -gt "$n" ] &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+B_SERIES="^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]"
+B_BARE="^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"\""
+# labelled NAME N: N more of pod B's drops all carry its labels, none lost them.
+labelled() {
+	local before
+	scrape "$TMP/r0"
+	flood "$NSB" "$2"
+	sleep 0.5
+	scrape "$TMP/r1"
+	check_eq "$1: pod B's new drops carry namespace/pod" "$2" "$(delta "$TMP/r0" "$TMP/r1" "$B_SERIES")"
+	check_eq "$1: no series of pod B without them" 0 "$(grep -c "$B_BARE" "$TMP/r1")"
+}
+labelled "before any reload" 30
+# Rejected: an error at the end of the file, after a [pods] section that parsed.
+{ cat "$TMP/reload.base"; printf '[sampling]\ndrop_sample_rate = lots\n'; } >"$RCFG"
+hup
+check "rejected reload: logged" grep -q "reload: $RCFG:[0-9]*: drop_sample_rate: expected a whole number.*keeping the running configuration" "$EXPORTER_LOG"
+check_eq "rejected reload: netstack_config_last_reload_successful 0" 0 "$(scrape_sum '^netstack_config_last_reload_successful$')"
+labelled "after a rejected reload" 25
+curl -sf "$EXPORTER_URL/events" >"$TMP/ev0"
+check_eq "sampling off: /events empty" 0 "$(grep -c '"type":"drop"' "$TMP/ev0")"
+# Accepted: sampling on, plus keys only a restart applies.
+{
+	cat "$TMP/reload.base"
+	printf '[sampling]\ndrop_sample_rate = 1\ndrop_max_events_per_second = 0\n'
+	printf '[web]\nlisten_address = 127.0.0.1:1\n[labels]\nnode = elsewhere\n'
+	printf '[security]\nuser = nobody\n[bpf]\npin_path = /sys/fs/bpf/elsewhere\n'
+} >"$RCFG"
+hup
+check "accepted reload: applied" grep -q "reload: $RCFG applied" "$EXPORTER_LOG"
+check "accepted reload: drops restarted for [sampling]" grep -q 'reload: collector drops (re)started (\[sampling\] changed)' "$EXPORTER_LOG"
+for key in '[bpf] pin_path' '[labels] node' '[security] user'; do
+	check "the log names $key as needing a restart" \
+		grep -qF "reload: $key changed; it needs a restart" "$EXPORTER_LOG"
+done
+check "the verdict lists them" grep -qF 'applied; needs a restart: [bpf] pin_path, [labels] node, [security] user' "$EXPORTER_LOG"
+check "listen_address in the file under --web.listen-address: the flag wins, nothing to name" \
+	bash -c "! grep -q 'listen_address changed' '$EXPORTER_LOG'"
+check_eq "accepted reload: netstack_config_last_reload_successful 1" 1 "$(scrape_sum '^netstack_config_last_reload_successful$')"
+check_eq "the node label was not applied live" 0 "$(curl -sf "$EXPORTER_URL/metrics" | grep -c 'node="elsewhere"')"
+labelled "after an accepted reload" 40
+curl -sf "$EXPORTER_URL/events?type=drop" >"$TMP/ev1"
+ge "[sampling] drop_sample_rate = 1 by SIGHUP: /events receives pod B's drops" \
+	"$(grep -c "\"type\":\"drop\",.*\"netns\":$INO_B," "$TMP/ev1")" 40
+last=$(tail -n 1 "$TMP/ev1" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
+# Sampling off again, and a smaller store: the newest events stay, no more come.
+{ cat "$TMP/reload.base"; printf '[sampling]\nmax_events = 5\n'; } >"$RCFG"
+hup
+curl -sf "$EXPORTER_URL/events?type=drop" >"$TMP/ev2"
+check_eq "max_events 1000 -> 5 by SIGHUP: 5 events kept" 5 "$(wc -l <"$TMP/ev2")"
+# (Host drops sampled meanwhile may be newer still; the oldest would be far below.)
+ge "... the newest of them" "$(head -n 1 "$TMP/ev2" | sed 's/^{"seq":\([0-9]*\),.*/\1/')" $((last - 4))
+n=$(wc -l <"$TMP/ev2")
+labelled "after sampling went off again" 20
+check_eq "drop_sample_rate back to 0: no new events" "$n" "$(curl -sf "$EXPORTER_URL/events?type=drop" | wc -l)"
+# Another resolver setting: the resolver restarts with it, labels come back once it listed.
+sed 's/^refresh_seconds = 1$/refresh_seconds = 2/' "$TMP/reload.base" >"$RCFG"
+hup
+check "refresh_seconds changed: the resolver restarted with it" \
+	grep -q 'pods: resolving network namespaces every 2s' "$EXPORTER_LOG"
+check "... pod B known again" wait_for '^netstack_pods_known$' 2
+sleep 2.5
+labelled "after the resolver restarted" 15
+# pod_labels narrowed: new filters, the drops collector itself untouched.
+sed -e 's/^refresh_seconds = 1$/refresh_seconds = 2/' \
+	-e 's/^pod_labels = .*/pod_labels = namespace,pod/' "$TMP/reload.base" >"$RCFG"
+hup
+check "pod_labels changed: applied without restarting the collector" \
+	grep -q 'pods: pod_labels changed, applied' "$EXPORTER_LOG"
+flood "$NSB" 10
+sleep 0.5
+scrape "$TMP/r2"
+ge "pod_labels namespace,pod: pod B's series carry just those" \
+	"$(fsum "$TMP/r2" "^$M[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",namespace=\"team-b\",pod=\"db-b\"[}]")" 10
+check_eq "... no series with container or netns any more" 0 "$(grep -c "^$M[{].*\(container\|netns\)=" "$TMP/r2")"
+promtool_ok "... and the exposition parses" "$TMP/r2"
+check "exporter still running after the reloads" kill -0 "$EXPORTER_PID"
 finish

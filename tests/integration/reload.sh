@@ -132,4 +132,112 @@ printf '[collector.drops]\nenabled = true\n' >"$INI"
 hup
 check_eq "rtt up again once its section is fixed" 1 "$(up_of rtt)"
 check "exporter still running" kill -0 "$EXPORTER_PID"
+stop_exporter
+
+# ---- a reload mid-certificate-rotation: rejected whole, the old certificate keeps serving ----
+# Two self-signed certificates for 127.0.0.1 with their own keys; the config names one pair of
+# paths, and the test rotates the files under them as a certificate manager would, one at a
+# time: certificate first (no longer matching the key), then the key.
+if ! command -v openssl >/dev/null; then
+	not_ok "TLS reloads" "needs openssl"
+	finish
+fi
+for n in 1 2; do
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-subj "/CN=reload$n" -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$TMP/k$n.pem" -out "$TMP/c$n.pem" 2>/dev/null || {
+		not_ok "openssl makes the test certificates"
+		finish
+	}
+done
+cp "$TMP/c1.pem" "$TMP/cert.pem"
+cp "$TMP/k1.pem" "$TMP/key.pem"
+PORT=$(free_port)
+# The address from the file this time (no flag), to see a change of it named at reload.
+tls_ini() { # LISTEN_PORT
+	printf '[web]\nlisten_address = 127.0.0.1:%s\ntls_cert_file = %s\ntls_key_file = %s\n[collector.retrans]\nenabled = false\n[collector.rtt]\nenabled = false\n' \
+		"$1" "$TMP/cert.pem" "$TMP/key.pem" >"$INI"
+}
+tls_ini "$PORT"
+EXPORTER_LOG=$TMP/tls.log
+"$EXPORTER" --config "$INI" >"$EXPORTER_LOG" 2>&1 &
+EXPORTER_PID=$!
+on_exit "kill $EXPORTER_PID; wait $EXPORTER_PID"
+TLS_URL=https://127.0.0.1:$PORT
+for _ in $(seq 100); do
+	curl -skf "$TLS_URL/healthz" >/dev/null && break
+	sleep 0.05
+done
+# fingerprint: SHA-256 of the certificate the server presents; fp_of FILE: of a PEM file.
+fingerprint() {
+	openssl s_client -connect "127.0.0.1:$PORT" </dev/null 2>/dev/null |
+		openssl x509 -noout -fingerprint -sha256 2>/dev/null
+}
+fp_of() { openssl x509 -noout -fingerprint -sha256 -in "$1"; }
+FP1=$(fp_of "$TMP/c1.pem") FP2=$(fp_of "$TMP/c2.pem")
+# reload_metric NAME: the value of netstack_config_last_reload_NAME over TLS ("" if none).
+reload_metric() {
+	curl -sk -m 5 "$TLS_URL/metrics" |
+		awk -v n="netstack_config_last_reload_$1" '$1 == n { printf "%.0f\n", $2 }'
+}
+check_eq "TLS: serving the first certificate" "$FP1" "$(fingerprint)"
+check_eq "start-up counts as a successful load" 1 "$(reload_metric successful)"
+t0=$(reload_metric success_timestamp_seconds)
+ge "... with its time" "$t0" $(($(date +%s) - 60))
+
+cp "$TMP/c2.pem" "$TMP/cert.pem" # the new certificate, the old key still in place
+sleep 1.1 # a later success shows as a later timestamp
+hup
+check "mismatched pair: rejected, the reason logged" \
+	grep -q "reload: \[web\] tls_cert_file $TMP/cert.pem with tls_key_file $TMP/key.pem: The certificate and the given key do not match.*keeping the running configuration" "$EXPORTER_LOG"
+check_eq "mismatched pair: netstack_config_last_reload_successful 0" 0 "$(reload_metric successful)"
+"$EXPORTER" --check-config --config "$INI" >/dev/null 2>"$TMP/check.err"
+check_eq "mismatched pair: --check-config fails too" 1 "$?"
+check "... naming the reason" grep -q 'do not match' "$TMP/check.err"
+check_eq "... the success timestamp stays" "$t0" "$(reload_metric success_timestamp_seconds)"
+check_eq "... the old certificate is still served" "$FP1" "$(fingerprint)"
+check_eq "... and scrapes go on" 200 "$(curl -sk -m 5 -o /dev/null -w '%{http_code}' "$TLS_URL/metrics")"
+# Three SIGHUPs in a row after the failure, then a burst (signals pending together merge into
+# one): each handled one rejected, never a crash.
+n=$(grep -c 'keeping the running configuration' "$EXPORTER_LOG")
+hup && hup && hup
+check_eq "three SIGHUPs in a row: three rejections" $((n + 3)) "$(grep -c 'keeping the running configuration' "$EXPORTER_LOG")"
+for _ in 1 2 3; do kill -HUP "$EXPORTER_PID"; done
+sleep 0.5
+check "... then a burst of three: the exporter is alive" kill -0 "$EXPORTER_PID"
+check_eq "... and serves the old certificate" "$FP1" "$(fingerprint)"
+
+cp "$TMP/k2.pem" "$TMP/key.pem" # the rotation completes
+hup
+check "pair fixed: the reload applies" grep -q "reload: $INI applied" "$EXPORTER_LOG"
+check_eq "pair fixed: netstack_config_last_reload_successful 1" 1 "$(reload_metric successful)"
+check "pair fixed: --check-config passes" bash -c "\"$EXPORTER\" --check-config --config \"$INI\" >/dev/null"
+gt "... a later success timestamp" "$(reload_metric success_timestamp_seconds)" "$t0"
+check_eq "... the new certificate is served" "$FP2" "$(fingerprint)"
+
+# A malformed PEM (a certificate manager's half-written file): rejected, nothing changes.
+printf -- '-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n' >"$TMP/cert.pem"
+hup
+check "malformed PEM: rejected with GnuTLS' reason" \
+	grep -q "reload: \[web\] tls_cert_file $TMP/cert.pem: Base64.*keeping the running configuration" "$EXPORTER_LOG"
+check_eq "malformed PEM: netstack_config_last_reload_successful 0" 0 "$(reload_metric successful)"
+check_eq "... the certificate before it is still served" "$FP2" "$(fingerprint)"
+cp "$TMP/c2.pem" "$TMP/cert.pem"
+head -c 100 "$TMP/k2.pem" >"$TMP/key.pem" # a half-written key
+hup
+check "half-written key: rejected, naming tls_key_file" \
+	grep -q "reload: \[web\] tls_key_file $TMP/key.pem: .*keeping the running configuration" "$EXPORTER_LOG"
+check_eq "... the certificate before it is still served" "$FP2" "$(fingerprint)"
+cp "$TMP/k2.pem" "$TMP/key.pem"
+OTHER=$(free_port)
+tls_ini "$OTHER" # and a new address, which only a restart applies
+hup
+check_eq "fixed again: netstack_config_last_reload_successful 1" 1 "$(reload_metric successful)"
+check "a new listen_address: named as needing a restart" \
+	grep -qF 'reload: [web] listen_address changed; it needs a restart' "$EXPORTER_LOG"
+check "... in the verdict too" grep -qF "reload: $INI applied; needs a restart: [web] listen_address" "$EXPORTER_LOG"
+check_eq "... nothing listens on the new one" 0 "$(ss -Hltn "sport = :$OTHER" | wc -l)"
+check_eq "... the listening socket went through it all: one LISTEN socket" 1 \
+	"$(ss -Hltn "sport = :$PORT" | wc -l)"
+check "exporter still running after the TLS reloads" kill -0 "$EXPORTER_PID"
 finish

@@ -123,8 +123,12 @@ static void test_shipped_ini_is_defaults(void)
 		check_case_failed = 1;
 		return;
 	}
-	/* Fingerprints of what the file names, not values. */
+	/* Fingerprints of what the file names, not values; pod_labels (empty) and its line. */
 	memset(c.collector_hash, 0, sizeof(c.collector_hash));
+	for (int i = 0; i < c.pods.n_per; i++)
+		CHECK(!c.pods.per[i].mask);
+	c.pods.n_per = 0;
+	memset(c.pods.per, 0, sizeof(c.pods.per));
 	CHECK(!memcmp(&c, &d, sizeof(c)));
 	CHECK(drops()->enabled);
 }
@@ -655,18 +659,24 @@ static void test_pods(void)
 		      "token_file = /t\nca_file = /c\nnode_name = n1\nrefresh_seconds = 1\n"
 		      "grace_seconds = 0\nmax_series = 3\ntimeout_seconds = 600\n"
 		      "kubelet_url = http://127.0.0.1:10255/pods\n");
-	CHECK(pods_max_series() == 3);
+	CHECK(c.pods.max_series == 3);
 	config_defaults(&c);
-	CHECK(pods_max_series() == 1000);
+	CHECK(c.pods.max_series == 1000);
 	EXPECT_OK(&c, "[collector.drops]\npod_labels = namespace,pod,container\n"
 		      "labels = reason,family,protocol,netns\n");
-	CHECK(pods_labels_of("drops") ==
+	CHECK(pods_labels_of(&c.pods, "drops") ==
 	      (POD_LABEL_NAMESPACE | POD_LABEL_POD | POD_LABEL_CONTAINER));
-	CHECK(pods_labels_of("rtt") == 0);
+	CHECK(pods_labels_of(&c.pods, "rtt") == 0);
 	EXPECT_OK(&c, "[collector.rtt]\nlabels = family,netns\npod_labels = process netns\n");
-	CHECK(pods_labels_of("rtt") == (POD_LABEL_PROCESS | POD_LABEL_NETNS));
+	CHECK(pods_labels_of(&c.pods, "rtt") == (POD_LABEL_PROCESS | POD_LABEL_NETNS));
 	config_defaults(&c);
-	CHECK(pods_labels_of("rtt") == 0);
+	CHECK(pods_labels_of(&c.pods, "rtt") == 0);
+	/* Parsing fills a value: what runs changes only when it is handed over. */
+	EXPECT_OK(&c, "[pods]\nmax_series = 7\n");
+	pods_configure(&c.pods);
+	EXPECT_OK(&c, "[pods]\nmax_series = 9\n");
+	config_defaults(&c);
+	CHECK(pods_max_series() == 7);
 	EXPECT_OK(&c, "[collector.drops]\npod_labels =\n");
 	EXPECT_ERROR("[collector.drops]\n\npod_labels = pod\n", 3,
 		     "pod_labels: needs netns in the labels of [collector.drops] (the kernel keys "
