@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "events_http.h"
@@ -31,6 +32,7 @@ struct web {
 	char *cert, *key, *ca; /* PEM, read at start and at each reload */
 	char priorities[96];
 	struct MHD_Daemon *daemon;
+	int listen_fd; /* bound by http_open, until a daemon takes it over */
 	/* SHA-256 of credentials bcrypt accepted (HTTP thread only; a reload starts afresh). */
 	unsigned char granted[AUTH_CACHE][32];
 	unsigned n_granted;
@@ -363,6 +365,7 @@ static struct web *web_new(const struct config *cfg)
 		return NULL;
 	}
 	w->cfg = *cfg;
+	w->listen_fd = -1;
 	if (!cfg->tls_cert_file[0])
 		return w;
 	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
@@ -447,16 +450,53 @@ static int start_daemon(struct web *w, int listen_fd)
 	return 0;
 }
 
-int http_start(const struct config *cfg)
+/* The socket libmicrohttpd would make for w: SO_REUSEADDR, dual stack only for "any". */
+static int listen_socket(const struct web *w)
+{
+	int fd, on = 1, v6only;
+	struct sockaddr_storage ss;
+	bool any;
+
+	if (parse_listen_address(w->cfg.listen_address, &ss, &any)) {
+		log_error("bad listen address '%s': " LISTEN_ADDRESS_FORM, w->cfg.listen_address);
+		return -1;
+	}
+	v6only = !any;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+	    (ss.ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only))) ||
+	    bind(fd, (struct sockaddr *)&ss,
+		 ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					  : sizeof(struct sockaddr_in)) ||
+	    listen(fd, SOMAXCONN)) {
+		log_error("cannot serve on %s: %s", w->cfg.listen_address, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int http_open(const struct config *cfg)
 {
 	struct web *w = web_new(cfg);
 
-	if (!w || start_daemon(w, -1)) {
+	if (!w || (w->listen_fd = listen_socket(w)) < 0) {
 		web_free(w);
 		return -1;
 	}
 	active = w;
 	return 0;
+}
+
+int http_start(void)
+{
+	int fd = active->listen_fd;
+
+	/* Handed over: libmicrohttpd closes it when it stops, or fails. */
+	active->listen_fd = -1;
+	return start_daemon(active, fd);
 }
 
 struct web *http_prepare(const struct config *cfg)
@@ -514,6 +554,8 @@ void http_stop(void)
 {
 	if (active && active->daemon)
 		MHD_stop_daemon(active->daemon);
+	if (active && active->listen_fd >= 0)
+		close(active->listen_fd);
 	web_free(active);
 	active = NULL;
 	mbuf_free(&body);

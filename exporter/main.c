@@ -91,9 +91,9 @@ static void apply_overrides(struct config *cfg, const struct overrides *o)
 		log_level_parse(o->level, &cfg->log_level);
 }
 
-static void start_collector(struct collector *c, bool strict)
+static void start_collector(struct collector *c, struct kernel *k, bool strict)
 {
-	c->up = c->start() == 0;
+	c->up = c->start(k) == 0;
 	if (!c->up)
 		log_error("collector %s failed to start%s", c->name,
 			  strict ? "; exiting (--strict)" : "; serving without it");
@@ -104,7 +104,8 @@ static void start_collector(struct collector *c, bool strict)
  * and the running configuration stays; a good one replaces it, restarting only collectors
  * whose section changed, under the scrape lock so no scrape sees a half-applied state.
  */
-static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o)
+static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
+		   struct kernel *k)
 {
 	bool was_enabled[MAX_COLLECTORS] = { 0 };
 	struct web *web = NULL;
@@ -149,7 +150,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			c->stop();
 		c->up = false;
 		if (c->enabled)
-			start_collector(c, false);
+			start_collector(c, k, false);
 		else
 			pin_remove(c->name);
 		log_info("reload: collector %s %s", c->name,
@@ -157,7 +158,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			 : c->up     ? "(re)started"
 				     : "failed");
 	}
-	kernel_btf_release();
+	kernel_btf_release(k); /* parsed again by a collector that started */
 	scrape_unlock();
 	http_switch(web);
 	if (strcmp(next.pin_path, cfg->pin_path))
@@ -186,6 +187,7 @@ int main(int argc, char **argv)
 	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
 	bool check = false, strict = false, unpin = false;
 	struct overrides over;
+	struct kernel kernel;
 	struct config cfg;
 	char err[512], *text = NULL;
 	size_t len = 0;
@@ -280,6 +282,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Names from the kernel, shared by every thread until they are all joined (out:). */
+	kernel_init(&kernel);
 	events_configure(&cfg.sampling);
 	for (struct collector *const *p = collectors; *p; p++) {
 		struct collector *c = *p;
@@ -288,18 +292,14 @@ int main(int argc, char **argv)
 			pin_remove(c->name); /* or its pinned programs would count on */
 			continue;
 		}
-		start_collector(c, strict);
+		start_collector(c, &kernel, strict);
 		started += c->up;
 		if (!c->up && strict) {
 			exit_code = 1;
 			goto out;
 		}
 	}
-	if (events_start()) {
-		exit_code = 1;
-		goto out;
-	}
-	kernel_btf_release(); /* the collectors' probes and name tables are done with it */
+	kernel_btf_release(&kernel); /* the collectors' probes are done with it */
 	/*
 	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the
 	 * scrape's large transient blocks (the response copy) go back to the system after each
@@ -309,17 +309,30 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	malloc_trim(0);
-	if (http_start(&cfg)) {
+	if (http_open(&cfg)) {
 		exit_code = 1;
 		goto out;
 	}
+	/*
+	 * Capabilities, the bounding set and no_new_privs are per thread: drop them before any
+	 * thread that lasts starts (consumer, HTTP, pod resolver, and those they or a reload
+	 * start), so every thread inherits the dropped state.
+	 */
 	if (cfg.drop_caps && privs_drop(privs_runtime_caps() | pods_runtime_caps(), cfg.user)) {
 		exit_code = 1;
 		goto out;
 	}
-	/* After the drop: its threads run with the capabilities kept. */
+	if (events_start(&kernel)) {
+		exit_code = 1;
+		goto out;
+	}
+	/* Before HTTP: a scrape may ask for its filters from the first request on. */
 	if (pods_start()) {
 		log_error("pods: cannot start the resolver");
+		exit_code = 1;
+		goto out;
+	}
+	if (http_start()) {
 		exit_code = 1;
 		goto out;
 	}
@@ -327,7 +340,7 @@ int main(int argc, char **argv)
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
 		if (config_path)
-			reload(config_path, &text, &cfg, &over);
+			reload(config_path, &text, &cfg, &over, &kernel);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}
@@ -339,7 +352,7 @@ out:
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->up)
 			(*p)->stop();
-	kernel_btf_release(); /* when --strict left before the release after start-up */
+	kernel_free(&kernel); /* every thread that reads it is joined */
 	free(text);
 	return exit_code;
 }
