@@ -29,6 +29,11 @@ ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
+# TSAN=1: ThreadSanitizer (make tsan builds it under $(BUILD)/tsan and runs the threaded tests).
+ifeq ($(TSAN),1)
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
+endif
 ifeq ($(FUZZ),1)
 CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
@@ -49,7 +54,7 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_
 BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
-.PHONY: FORCE all deps test-deps bench-deps run test unit tools fuzzers lint bench bench-quick \
+.PHONY: FORCE all deps test-deps bench-deps run test tsan unit tools fuzzers lint bench bench-quick \
 	install uninstall \
 	vmlinux format clean
 .DELETE_ON_ERROR:
@@ -126,6 +131,23 @@ test: test-deps all $(UNIT_TESTS) $(TOOLS) lint
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit tools
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang FUZZ=1 fuzzers
 	$(Q)FUZZ_BUILD=$(BUILD)/fuzz/fuzz tests/run.sh $(BUILD) $(BUILD)/asan
+
+# ThreadSanitizer over the tests where threads meet: reloads under scrapes, the event consumer,
+# the pod resolver. Fails on a failed test or on any report (logged to $(BUILD)/tsan/report.*).
+# About 5 minutes here, so not part of `make test`.
+TSAN_TESTS := reload events pods
+tsan: test-deps
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan TSAN=1 all tools
+	$(Q)rm -f $(BUILD)/tsan/report.*
+	$(Q)fail=0; for t in $(TSAN_TESTS); do \
+		echo "== integration ($(BUILD)/tsan): $$t"; \
+		BUILD=$(BUILD)/tsan TSAN_OPTIONS="log_path=$(abspath $(BUILD))/tsan/report" \
+			bash tests/integration/$$t.sh || fail=1; \
+	done; \
+	for r in $(BUILD)/tsan/report.*; do \
+		[ -f "$$r" ] && { cat "$$r"; echo "not ok - ThreadSanitizer: $$r"; fail=1; }; \
+	done; \
+	exit $$fail
 
 LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c tests/tools/*.c)
 lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h
