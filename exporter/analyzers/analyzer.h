@@ -13,7 +13,7 @@
 struct kernel;
 
 struct analyzer {
-	const char *name;  /* key of its list in /events/top */
+	const char *name;	       /* key of its list in /events/top */
 	int (*init)(struct kernel *k); /* main thread, before the consumer starts; optional */
 	void (*entry[EV_NR_TYPES])(struct event_rec *r);
 	void (*top_json)(struct mbuf *m, double now); /* a JSON array */
