@@ -29,7 +29,7 @@ ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
-# TSAN=1: ThreadSanitizer (make tsan builds it under $(BUILD)/tsan and runs the threaded tests).
+# TSAN=1: ThreadSanitizer; make tsan (and make test) build it under $(BUILD)/tsan.
 ifeq ($(TSAN),1)
 CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=thread
@@ -106,10 +106,12 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(filter %.c %.o,$^) $(LDLIBS) -o $@
 
+# The test tools drive the tests and are not under test: never built with ThreadSanitizer
+# (fake_apiserver _exits with its watch threads running, on purpose).
 $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+	$(Q)$(CC) $(filter-out -fsanitize=thread,$(CFLAGS)) $< $(LDLIBS) -o $@
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_OBJS)
 	$(call msg,FUZZ,$@)
@@ -126,28 +128,18 @@ unit: $(UNIT_TESTS)
 tools: $(TOOLS)
 fuzzers: $(FUZZERS)
 
-# The suite runs twice, plainly and under ASan+UBSan, then the fuzzers for FUZZ_SECONDS each.
+# The suite runs twice, plainly and under ASan+UBSan, then the tests where threads meet under
+# ThreadSanitizer (tests/tsan.sh), then the fuzzers for FUZZ_SECONDS each.
 test: test-deps all $(UNIT_TESTS) $(TOOLS) lint
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit tools
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan TSAN=1 all tools
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang FUZZ=1 fuzzers
-	$(Q)FUZZ_BUILD=$(BUILD)/fuzz/fuzz tests/run.sh $(BUILD) $(BUILD)/asan
+	$(Q)TSAN_BUILD=$(BUILD)/tsan FUZZ_BUILD=$(BUILD)/fuzz/fuzz tests/run.sh $(BUILD) $(BUILD)/asan
 
-# ThreadSanitizer over the tests where threads meet: reloads under scrapes, the event consumer,
-# the pod resolver. Fails on a failed test or on any report (logged to $(BUILD)/tsan/report.*).
-# About 5 minutes here, so not part of `make test`.
-TSAN_TESTS := reload events pods
+# ThreadSanitizer over the tests where threads meet (tests/tsan.sh); also part of make test.
 tsan: test-deps
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan TSAN=1 all tools
-	$(Q)rm -f $(BUILD)/tsan/report.*
-	$(Q)fail=0; for t in $(TSAN_TESTS); do \
-		echo "== integration ($(BUILD)/tsan): $$t"; \
-		BUILD=$(BUILD)/tsan TSAN_OPTIONS="log_path=$(abspath $(BUILD))/tsan/report" \
-			bash tests/integration/$$t.sh || fail=1; \
-	done; \
-	for r in $(BUILD)/tsan/report.*; do \
-		[ -f "$$r" ] && { cat "$$r"; echo "not ok - ThreadSanitizer: $$r"; fail=1; }; \
-	done; \
-	exit $$fail
+	$(Q)tests/tsan.sh $(BUILD)/tsan
 
 LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c tests/tools/*.c)
 lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h

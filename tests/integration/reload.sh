@@ -98,7 +98,9 @@ B='[collector.drops]\nlabels = reason,family,protocol,interface\n'
 STORM=$!
 n=0 bad=0 failed=0
 while kill -0 "$STORM" 2>/dev/null; do
-	if ! curl -sf -m 5 "$EXPORTER_URL/metrics" >"$TMP/storm.prom"; then
+	# Within Prometheus' default scrape_timeout (10 s): a scrape may wait for one reload's
+	# collector restarts (seconds under ThreadSanitizer on a busy machine).
+	if ! curl -sf -m 10 "$EXPORTER_URL/metrics" >"$TMP/storm.prom"; then
 		failed=$((failed + 1))
 		continue
 	fi
