@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Run every unit test binary and integration script, once per build directory given
-# (default: $BUILD or build), then tests/tsan.sh on $TSAN_BUILD and the fuzzers in $FUZZ_BUILD
-# if set. Each prints TAP-style "ok - name" / "not ok - name" lines. Ends with "N passed,
-# N failed, N skipped". Under CI=true a skipped script counts as failed: CI must run everything.
+# (default: $BUILD or build), then the fuzzers in $FUZZ_BUILD if set. Each prints TAP-style
+# "ok - name" / "not ok - name" lines. Ends with "N passed, N failed, N skipped". Under
+# CI=true a skipped script counts as failed: CI must run everything.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -47,9 +47,6 @@ for BUILD in "$@"; do
 		[ -f "$t" ] && tally "integration ($BUILD): $(basename "$t" .sh)" bash "$t"
 	done
 done
-if [ -n "${TSAN_BUILD:-}" ]; then
-	tally "ThreadSanitizer ($TSAN_BUILD)" bash tests/tsan.sh "$TSAN_BUILD"
-fi
 if [ -n "${FUZZ_BUILD:-}" ]; then
 	tally "fuzz ($FUZZ_BUILD)" bash tests/fuzz/run.sh "$FUZZ_BUILD"
 fi
