@@ -5,14 +5,15 @@
 # (make BUILD=DIR TSAN=1 all tools). Any report is a failure: "not ok" with the report.
 # Usage: tests/tsan.sh BUILD_DIR [TEST...] (default: reload events pods).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 dir=${1:?usage: tests/tsan.sh BUILD_DIR [TEST...]}
 shift
 [ $# -gt 0 ] || set -- reload events pods
 [ -x "$dir/netstack_exporter" ] || { echo "not ok - $dir/netstack_exporter not built"; exit 1; }
 rc=0 skipped=0
 rm -f "$dir"/report.*
-export BUILD=$dir TSAN_OPTIONS="log_path=$(realpath "$dir")/report ${TSAN_OPTIONS:-}"
+reports=$(realpath "$dir")/report
+export BUILD=$dir TSAN_OPTIONS="log_path=$reports ${TSAN_OPTIONS:-}"
 for t in "$@"; do
 	echo "# $t.sh under ThreadSanitizer"
 	bash "tests/integration/$t.sh"
