@@ -12,6 +12,7 @@
 #include "metrics.h"
 
 struct bpf_object;
+struct kernel;
 
 struct collector {
 	const char *name;
@@ -21,8 +22,11 @@ struct collector {
 	void (*reset)(void);
 	/* Apply one config key of [collector.NAME] other than `enabled`; 0 or -1 with err set. */
 	int (*set)(const char *key, const char *value, char *err, size_t errlen);
-	/* Probe, open, load and attach; 0 or -1 (the collector logs why). */
-	int (*start)(void);
+	/*
+	 * Probe, open, load and attach; 0 or -1 (the collector logs why). Main thread; k outlives
+	 * every collector and its names may be kept until stop.
+	 */
+	int (*start)(struct kernel *k);
 	/* Append this collector's families; 0 or -1. Never called unless start succeeded. */
 	int (*collect)(struct expo *e);
 	void (*stop)(void);

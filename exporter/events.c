@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -32,10 +33,16 @@ static const char *const type_names[EV_NR_TYPES] = { "none", "drop", "retrans", 
 static struct sampling_config cfg;
 
 static int ring_fd = -1;
+/*
+ * Our own duplicates of the collectors' counter maps: a reload closes a collector's fds while
+ * the consumer may be reading, and their numbers may be reused meanwhile. stats_lock guards
+ * them against the swap (scrapes, the consumer, a reload on the main thread).
+ */
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static int stats_fd[EV_NR_TYPES] = { -1, -1, -1, -1 };
 static struct ring_buffer *rb;
 static pthread_t thread;
-static volatile bool running;
+static bool running;	     /* atomic: the consumer polls it */
 static bool analyzers_ready; /* initialised once, by the first start */
 static bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write;
 
@@ -157,10 +164,8 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 /* Stop the consumer thread; the ring buffer, the store and the analyzers stay. */
 static void consumer_stop(void)
 {
-	if (running) {
-		__atomic_store_n(&running, false, __ATOMIC_RELAXED); /* read by the consumer */
+	if (__atomic_exchange_n(&running, false, __ATOMIC_ACQ_REL))
 		pthread_join(thread, NULL);
-	}
 }
 
 /* The newest events of the store, as many as max fits, in a store of that size. Lock held. */
@@ -228,26 +233,52 @@ unsigned events_reconfigure(const struct sampling_config *c)
 void events_loaded(struct bpf_object *obj, enum event_type type)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "events_stats");
+	int fd = map ? fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 0) : -1;
 
-	stats_fd[type] = map ? bpf_map__fd(map) : -1;
+	if (map && fd < 0)
+		log_warn("sampling: cannot keep the %s counters: %s", type_names[type],
+			 strerror(errno));
+	pthread_mutex_lock(&stats_lock);
+	if (stats_fd[type] >= 0)
+		close(stats_fd[type]);
+	stats_fd[type] = fd;
+	pthread_mutex_unlock(&stats_lock);
 }
 
 void events_unloaded(enum event_type type)
 {
+	pthread_mutex_lock(&stats_lock);
+	if (stats_fd[type] >= 0)
+		close(stats_fd[type]);
 	stats_fd[type] = -1;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+static bool stats_loaded(int type)
+{
+	bool loaded;
+
+	pthread_mutex_lock(&stats_lock);
+	loaded = stats_fd[type] >= 0;
+	pthread_mutex_unlock(&stats_lock);
+	return loaded;
 }
 
 /* One counter of a type summed over CPUs (0 when unreadable). */
 static uint64_t read_stat(int type, uint32_t stat)
 {
-	int ncpus = libbpf_num_possible_cpus();
+	int ncpus = libbpf_num_possible_cpus(), err = -1;
 	uint64_t sum = 0;
 
-	if (stats_fd[type] < 0 || ncpus <= 0)
+	if (ncpus <= 0)
 		return 0;
 	uint64_t v[ncpus];
 
-	if (bpf_map_lookup_elem(stats_fd[type], &stat, v))
+	pthread_mutex_lock(&stats_lock);
+	if (stats_fd[type] >= 0)
+		err = bpf_map_lookup_elem(stats_fd[type], &stat, v);
+	pthread_mutex_unlock(&stats_lock);
+	if (err)
 		return 0;
 	for (int i = 0; i < ncpus; i++)
 		sum += v[i];
@@ -287,7 +318,7 @@ void events_collect(struct expo *e)
 		for (int t = 1; t < EV_NR_TYPES; t++) {
 			struct labels l = { 0 };
 
-			if (stats_fd[t] < 0)
+			if (!stats_loaded(t))
 				continue;
 			labels_add(&l, "type", type_names[t]);
 			expo_u64(e, &l, read_stat(t, s));
@@ -430,7 +461,7 @@ static void *consume(void *arg)
 	time_t last = 0;
 
 	(void)arg;
-	while (__atomic_load_n(&running, __ATOMIC_RELAXED)) {
+	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE)) {
 		/* Woken for a backlog, else every 100 ms: the kernel spares per-event wakeups. */
 		int n = ring_buffer__poll(rb, 100);
 
@@ -450,14 +481,14 @@ static void *consume(void *arg)
 	return NULL;
 }
 
-int events_start(void)
+int events_start(struct kernel *k)
 {
 	int err;
 
-	if (ring_fd < 0 || running)
+	if (ring_fd < 0 || __atomic_load_n(&running, __ATOMIC_ACQUIRE))
 		return 0;
 	for (const struct analyzer *const *a = analyzers; *a && !analyzers_ready; a++)
-		if ((*a)->init && (*a)->init())
+		if ((*a)->init && (*a)->init(k))
 			return -1;
 	analyzers_ready = true;
 	if (!rb)
@@ -466,10 +497,10 @@ int events_start(void)
 		log_error("sampling: cannot read the ring buffer: %s", strerror(errno));
 		return -errno;
 	}
-	running = true;
+	__atomic_store_n(&running, true, __ATOMIC_RELEASE);
 	err = pthread_create(&thread, NULL, consume, NULL);
 	if (err) {
-		running = false;
+		__atomic_store_n(&running, false, __ATOMIC_RELEASE);
 		ring_buffer__free(rb);
 		rb = NULL;
 		return -err;

@@ -69,10 +69,14 @@ unsigned events_reconfigure(const struct sampling_config *c);
 int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_config *cfg);
 /* After load: the object's counters are read from now on. */
 void events_loaded(struct bpf_object *obj, enum event_type type);
-/* Its collector stopped (its map fds are closed, their numbers may be reused). */
+/* Its collector stops: the counters' own copy of the fd is closed (before the collector's). */
 void events_unloaded(enum event_type type);
-/* Start (again, after a reload) / stop the consumer thread (a no-op when nothing is sampled). */
-int events_start(void);
+/*
+ * Start (again, after a reload) / stop the consumer thread (a no-op when nothing is sampled).
+ * k (reasons, TCP states, symbols) must outlive the thread: events_stop joins it.
+ */
+struct kernel;
+int events_start(struct kernel *k);
 void events_stop(void);
 
 /* netstack_events_*_total, during a scrape. */

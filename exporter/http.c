@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@ struct web {
 	char priorities[96];
 	struct MHD_Daemon *daemon;
 	struct guard *guard; /* daemon's; a daemon's connections find theirs themselves */
+	int listen_fd; /* bound by http_open, until a daemon takes it over */
 	/* SHA-256 of credentials bcrypt accepted (HTTP thread only; a reload starts afresh). */
 	unsigned char granted[AUTH_CACHE][32];
 	unsigned n_granted;
@@ -508,6 +510,7 @@ static struct web *web_new(const struct config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	w->cfg = *cfg;
+	w->listen_fd = -1;
 	if (!cfg->tls_cert_file[0])
 		return w;
 	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
@@ -654,19 +657,56 @@ static int start_daemon(struct web *w, int listen_fd)
 	return 0;
 }
 
-int http_start(const struct config *cfg)
+/* The socket libmicrohttpd would make for w: SO_REUSEADDR, dual stack only for "any". */
+static int listen_socket(const struct web *w)
+{
+	int fd, on = 1, v6only;
+	struct sockaddr_storage ss;
+	bool any;
+
+	if (parse_listen_address(w->cfg.listen_address, &ss, &any)) {
+		log_error("bad listen address '%s': " LISTEN_ADDRESS_FORM, w->cfg.listen_address);
+		return -1;
+	}
+	v6only = !any;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+	    (ss.ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only))) ||
+	    bind(fd, (struct sockaddr *)&ss,
+		 ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					  : sizeof(struct sockaddr_in)) ||
+	    listen(fd, SOMAXCONN)) {
+		log_error("cannot serve on %s: %s", w->cfg.listen_address, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int http_open(const struct config *cfg)
 {
 	char err[512] = "";
 	struct web *w = web_new(cfg, err, sizeof(err));
 
 	if (!w)
 		log_error("%s", err);
-	if (!w || start_daemon(w, -1)) {
+	if (!w || (w->listen_fd = listen_socket(w)) < 0) {
 		web_free(w);
 		return -1;
 	}
 	active = w;
 	return 0;
+}
+
+int http_start(void)
+{
+	int fd = active->listen_fd;
+
+	/* Handed over: libmicrohttpd closes it when it stops, or fails. */
+	active->listen_fd = -1;
+	return start_daemon(active, fd);
 }
 
 struct web *http_prepare(const struct config *cfg, char *err, size_t errlen)
@@ -757,6 +797,8 @@ void http_stop(void)
 	http_retire();
 	if (active && active->daemon)
 		stop_daemon(active->daemon, active->guard);
+	if (active && active->listen_fd >= 0)
+		close(active->listen_fd);
 	web_free(active);
 	active = NULL;
 	mbuf_free(&body);

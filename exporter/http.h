@@ -7,8 +7,14 @@
 #include "config.h"
 #include "metrics.h"
 
-/* Start serving in libmicrohttpd's own thread; 0 or -1 (logged). */
-int http_start(const struct config *cfg);
+/*
+ * Start-up in two steps. Open reads the TLS files and binds the listening socket while the
+ * process may still (ports below 1024, files only root reads); start serves in
+ * libmicrohttpd's own thread, after privileges are dropped so the thread inherits the dropped
+ * state (capabilities are per thread). Both 0 or -1 (logged); http_stop cleans up either.
+ */
+int http_open(const struct config *cfg);
+int http_start(void);
 /*
  * A reload in three steps. Prepare reads and checks what a new configuration needs (the TLS
  * files parse, the key matches the certificate): NULL (reason in err) rejects it. Begin serves

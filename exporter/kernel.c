@@ -183,8 +183,6 @@ int reasons_from_tracefs(struct reason_table *t, const char *format_path)
 	return 0;
 }
 
-static struct btf *vmlinux_btf;
-
 /*
  * Linux 6.16+ maps the file: one copy instead of a read() per 4 KB page (sysfs reads return
  * at most a page), 1 300 system calls for this kernel's BTF. NULL where it cannot.
@@ -211,28 +209,59 @@ static struct btf *btf_from_mmap(const char *path)
 	return btf;
 }
 
-const struct btf *kernel_btf(void)
+const struct btf *kernel_btf(struct kernel *k)
 {
-	if (!vmlinux_btf)
-		vmlinux_btf = btf_from_mmap("/sys/kernel/btf/vmlinux");
-	if (!vmlinux_btf)
-		vmlinux_btf = btf__load_vmlinux_btf();
-	return vmlinux_btf;
+	if (!k->btf)
+		k->btf = btf_from_mmap("/sys/kernel/btf/vmlinux");
+	if (!k->btf)
+		k->btf = btf__load_vmlinux_btf();
+	return k->btf;
 }
 
-void kernel_btf_release(void)
+void kernel_btf_release(struct kernel *k)
 {
-	btf__free(vmlinux_btf);
-	vmlinux_btf = NULL;
+	btf__free(k->btf);
+	k->btf = NULL;
 }
 
-int reasons_load(struct reason_table *t)
+void kernel_init(struct kernel *k)
+{
+	const struct btf *btf;
+
+	memset(k, 0, sizeof(*k));
+	pthread_mutex_init(&k->lock, NULL);
+	btf = kernel_btf(k);
+	k->reasons_err = reasons_load(&k->reasons, btf);
+	k->states_err = btf ? tcp_states_from_btf(&k->states, btf) : -ENOENT;
+}
+
+const struct ksyms *kernel_ksyms(struct kernel *k, int *err)
+{
+	pthread_mutex_lock(&k->lock);
+	if (!k->ksyms_loaded) {
+		k->ksyms_err = ksyms_load(&k->ksyms, "/proc/kallsyms");
+		k->ksyms_loaded = true;
+	}
+	*err = k->ksyms_err;
+	pthread_mutex_unlock(&k->lock);
+	return &k->ksyms;
+}
+
+void kernel_free(struct kernel *k)
+{
+	kernel_btf_release(k);
+	reasons_free(&k->reasons);
+	tcp_states_free(&k->states);
+	ksyms_free(&k->ksyms);
+	pthread_mutex_destroy(&k->lock);
+}
+
+int reasons_load(struct reason_table *t, const struct btf *btf)
 {
 	static const char *const formats[] = {
 		"/sys/kernel/tracing/events/skb/kfree_skb/format",
 		"/sys/kernel/debug/tracing/events/skb/kfree_skb/format",
 	};
-	const struct btf *btf = kernel_btf();
 	int err = -ENOENT;
 
 	if (btf) {
@@ -323,16 +352,6 @@ int tcp_states_from_btf(struct tcp_states *t, const struct btf *btf)
 		return 0;
 	}
 	return -ENOENT;
-}
-
-int tcp_states_load(struct tcp_states *t)
-{
-	const struct btf *btf = kernel_btf();
-
-	memset(t, 0, sizeof(*t));
-	if (!btf)
-		return -errno;
-	return tcp_states_from_btf(t, btf);
 }
 
 const char *tcp_state_name(const struct tcp_states *t, uint32_t value, char *buf, size_t len)

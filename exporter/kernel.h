@@ -6,18 +6,12 @@
 #ifndef NETSTACK_KERNEL_H
 #define NETSTACK_KERNEL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct btf;
-
-/*
- * The running kernel's vmlinux BTF (5.5 MB here), parsed on first use and shared by the
- * collectors' probes and name tables; NULL with errno set when the kernel has none.
- * kernel_btf_release() frees it once the collectors have started: it is not needed after.
- */
-const struct btf *kernel_btf(void);
-void kernel_btf_release(void);
 
 struct reason_entry {
 	uint32_t value;
@@ -35,8 +29,8 @@ struct reason_table {
 
 #define REASON_SUBSYS_SHIFT 16
 
-/* From the running kernel: vmlinux (and module) BTF, else the tracefs event format. */
-int reasons_load(struct reason_table *t);
+/* From the running kernel: vmlinux (btf, may be NULL) and module BTF, else tracefs. */
+int reasons_load(struct reason_table *t, const struct btf *btf);
 /* From one BTF object (vmlinux) plus the module BTFs under btf_dir (NULL: none). */
 int reasons_from_btf(struct reason_table *t, const struct btf *vmlinux, const char *btf_dir);
 /* From a kfree_skb tracefs "format" file. */
@@ -53,8 +47,6 @@ struct tcp_states {
 	unsigned n;		    /* states named */
 };
 
-/* From the vmlinux BTF of the running kernel. */
-int tcp_states_load(struct tcp_states *t);
 /* From one BTF object: the anonymous enum that holds TCP_ESTABLISHED. -ENOENT without it. */
 int tcp_states_from_btf(struct tcp_states *t, const struct btf *btf);
 /* The state's name, or its number in buf when the kernel has no name for it. */
@@ -77,5 +69,33 @@ const char *ksyms_lookup(const struct ksyms *k, uint64_t addr);
 /* Its symbol (name and start address, for function+0xoff), or NULL. */
 const struct ksym *ksyms_find(const struct ksyms *k, uint64_t addr);
 void ksyms_free(struct ksyms *k);
+
+/*
+ * What is read from the running kernel, owned by main: built before any thread starts, freed at
+ * exit once every thread is joined. The names (reasons, TCP states, symbols) are immutable once
+ * built and shared by every thread; the BTF belongs to the main thread (probes at start-up and
+ * at each reload), which parses it on demand and releases it after.
+ */
+struct kernel {
+	struct btf *btf;
+	struct reason_table reasons;
+	int reasons_err; /* 0, or why the table is empty */
+	struct tcp_states states;
+	int states_err;
+	pthread_mutex_t lock; /* the one load of ksyms */
+	bool ksyms_loaded;
+	struct ksyms ksyms;
+	int ksyms_err;
+};
+
+/* Reasons and TCP states; what failed is kept in *_err for the collectors to report. */
+void kernel_init(struct kernel *k);
+/* The vmlinux BTF (5.5 MB here), NULL with errno set when the kernel has none. Main thread. */
+const struct btf *kernel_btf(struct kernel *k);
+void kernel_btf_release(struct kernel *k);
+/* /proc/kallsyms, read once on first use (any thread); *err 0 or why it is empty. */
+const struct ksyms *kernel_ksyms(struct kernel *k, int *err);
+/* After every thread that reads k is joined. */
+void kernel_free(struct kernel *k);
 
 #endif

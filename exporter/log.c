@@ -6,7 +6,7 @@
 
 #include "log.h"
 
-enum log_level log_threshold = LOG_INFO;
+_Atomic enum log_level log_threshold = LOG_INFO;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 

@@ -93,9 +93,9 @@ static void apply_overrides(struct config *cfg, const struct overrides *o)
 		log_level_parse(o->level, &cfg->log_level);
 }
 
-static void start_collector(struct collector *c, bool strict)
+static void start_collector(struct collector *c, struct kernel *k, bool strict)
 {
-	c->up = c->start() == 0;
+	c->up = c->start(k) == 0;
 	if (!c->up)
 		log_error("collector %s failed to start%s", c->name,
 			  strict ? "; exiting (--strict)" : "; serving without it");
@@ -164,7 +164,7 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  * sampling settings changed; keys only a restart applies are logged by name.
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
-		   bool ptrace_kept)
+		   bool ptrace_kept, struct kernel *k)
 {
 	bool was_enabled[MAX_COLLECTORS] = { 0 };
 	struct web *web = NULL;
@@ -210,7 +210,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			c->stop();
 		c->up = false;
 		if (c->enabled)
-			start_collector(c, false);
+			start_collector(c, k, false);
 		else
 			pin_remove(c->name);
 		log_info("reload: collector %s %s%s", c->name,
@@ -219,7 +219,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 				     : "failed",
 			 resampled ? " ([sampling] changed)" : "");
 	}
-	if (events_start())
+	if (events_start(k))
 		log_error(
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
 	if (pods_reconfigure(&next.pods))
@@ -228,7 +228,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 		log_warn("reload: pod labels turned on after start-up run without CAP_SYS_PTRACE "
 			 "(dropped at start): namespaces of other users' processes stay unresolved "
 			 "until a restart");
-	kernel_btf_release();
+	kernel_btf_release(k); /* parsed again by a collector that started */
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(true);
@@ -252,6 +252,7 @@ int main(int argc, char **argv)
 	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
 	bool check = false, strict = false, unpin = false, ptrace_kept;
 	struct overrides over;
+	struct kernel kernel;
 	struct config cfg;
 	char err[512], *text = NULL;
 	size_t len = 0;
@@ -358,6 +359,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Names from the kernel, shared by every thread until they are all joined (out:). */
+	kernel_init(&kernel);
 	events_configure(&cfg.sampling);
 	pods_configure(&cfg.pods);
 	scrape_reload_result(true); /* start-up counts as a successful load */
@@ -368,18 +371,14 @@ int main(int argc, char **argv)
 			pin_remove(c->name); /* or its pinned programs would count on */
 			continue;
 		}
-		start_collector(c, strict);
+		start_collector(c, &kernel, strict);
 		started += c->up;
 		if (!c->up && strict) {
 			exit_code = 1;
 			goto out;
 		}
 	}
-	if (events_start()) {
-		exit_code = 1;
-		goto out;
-	}
-	kernel_btf_release(); /* the collectors' probes and name tables are done with it */
+	kernel_btf_release(&kernel); /* the collectors' probes are done with it */
 	/*
 	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the
 	 * scrape's large transient blocks (the response copy) go back to the system after each
@@ -389,18 +388,31 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	malloc_trim(0);
-	if (http_start(&cfg)) {
+	if (http_open(&cfg)) {
 		exit_code = 1;
 		goto out;
 	}
 	ptrace_kept = !cfg.drop_caps || pods_runtime_caps();
+	/*
+	 * Capabilities, the bounding set and no_new_privs are per thread: drop them before any
+	 * thread that lasts starts (consumer, HTTP, pod resolver, and those they or a reload
+	 * start), so every thread inherits the dropped state.
+	 */
 	if (cfg.drop_caps && privs_drop(privs_runtime_caps() | pods_runtime_caps(), cfg.user)) {
 		exit_code = 1;
 		goto out;
 	}
-	/* After the drop: its threads run with the capabilities kept. */
+	if (events_start(&kernel)) {
+		exit_code = 1;
+		goto out;
+	}
+	/* Before HTTP: a scrape may ask for its filters from the first request on. */
 	if (pods_start()) {
 		log_error("pods: cannot start the resolver");
+		exit_code = 1;
+		goto out;
+	}
+	if (http_start()) {
 		exit_code = 1;
 		goto out;
 	}
@@ -408,7 +420,7 @@ int main(int argc, char **argv)
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
 		if (config_path)
-			reload(config_path, &text, &cfg, &over, ptrace_kept);
+			reload(config_path, &text, &cfg, &over, ptrace_kept, &kernel);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}
@@ -420,7 +432,7 @@ out:
 	for (struct collector *const *p = collectors; *p; p++)
 		if ((*p)->up)
 			(*p)->stop();
-	kernel_btf_release(); /* when --strict left before the release after start-up */
+	kernel_free(&kernel); /* every thread that reads it is joined */
 	free(text);
 	return exit_code;
 }

@@ -10,9 +10,11 @@
 
 #include "../events.h"
 
+struct kernel;
+
 struct analyzer {
-	const char *name;  /* key of its list in /events/top */
-	int (*init)(void); /* before privileges are dropped (kallsyms); optional */
+	const char *name;	       /* key of its list in /events/top */
+	int (*init)(struct kernel *k); /* main thread, before the consumer starts; optional */
 	void (*entry[EV_NR_TYPES])(struct event_rec *r);
 	void (*top_json)(struct mbuf *m, double now); /* a JSON array */
 	void (*top_html)(struct mbuf *m, double now); /* <h2> and a table */

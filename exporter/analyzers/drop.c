@@ -70,22 +70,20 @@ static const struct {
 	  "a misbehaving sender or switch" },
 };
 
-static struct reason_table reasons;
-static struct ksyms ksyms;
-static bool have_reasons, have_ksyms;
+/* Owned by main, shared: set here before the consumer starts, never freed here. */
+static const struct reason_table *reasons;
+static const struct ksyms *ksyms;
 static ino_t own_netns;
 static struct topk locations;
 
-static int drop_init(void)
+static int drop_init(struct kernel *k)
 {
 	struct stat st;
 	int err;
 
-	if (!have_reasons)
-		have_reasons = !reasons_load(&reasons);
-	if (!have_ksyms) {
-		err = ksyms_load(&ksyms, "/proc/kallsyms");
-		have_ksyms = !err;
+	reasons = k->reasons_err ? NULL : &k->reasons;
+	if (!ksyms) {
+		ksyms = kernel_ksyms(k, &err);
 		if (err)
 			log_warn(
 				"sampling: cannot read /proc/kallsyms (%s): drop locations will be "
@@ -100,15 +98,15 @@ static int drop_init(void)
 static void drop_entry(struct event_rec *r)
 {
 	const struct event *ev = &r->ev;
-	const struct ksym *sym = have_ksyms ? ksyms_find(&ksyms, ev->drop.location) : NULL;
+	const struct ksym *sym = ksyms ? ksyms_find(ksyms, ev->drop.location) : NULL;
 	struct {
 		uint64_t location;
 		uint32_t reason;
 	} key = { ev->drop.location, ev->drop.reason };
 	char buf[32], ifbuf[EV_IFNAMSIZ + 1];
 
-	if (have_reasons) {
-		const char *name = reason_name(&reasons, ev->drop.reason, buf, sizeof(buf));
+	if (reasons) {
+		const char *name = reason_name(reasons, ev->drop.reason, buf, sizeof(buf));
 
 		/* Only names with a lifetime: a number is rendered from the event itself. */
 		r->reason = name == buf ? NULL : name;
@@ -192,11 +190,8 @@ static void drop_html(struct mbuf *m, double now)
 static void drop_reset(void)
 {
 	topk_free(&locations);
-	if (have_reasons)
-		reasons_free(&reasons);
-	if (have_ksyms)
-		ksyms_free(&ksyms);
-	have_reasons = have_ksyms = false;
+	reasons = NULL;
+	ksyms = NULL;
 }
 
 const struct analyzer drop_analyzer = {

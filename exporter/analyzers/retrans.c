@@ -6,17 +6,22 @@
 #include "kernel.h"
 
 static struct topk flows;
-static struct tcp_states states;
-static bool have_states;
+static const struct tcp_states *states; /* owned by main, built before the consumer starts */
+
+static int retrans_init(struct kernel *k)
+{
+	states = &k->states;
+	return 0;
+}
 
 static void retrans_entry(struct event_rec *r)
 {
 	unsigned char key[TOPK_KEY];
+	char num[16];
 
-	if (!have_states)
-		have_states = !tcp_states_load(&states);
+	/* The number goes to a buffer of its own: snprintf's source must not be its target. */
 	snprintf(r->state, sizeof(r->state), "%s",
-		 tcp_state_name(&states, r->ev.retrans.state, r->state, sizeof(r->state)));
+		 tcp_state_name(states, r->ev.retrans.state, num, sizeof(num)));
 	flow_key(&r->ev, key);
 	topk_add(&flows, key, sizeof(key), r, 1);
 }
@@ -64,13 +69,12 @@ static void retrans_html(struct mbuf *m, double now)
 static void retrans_reset(void)
 {
 	topk_free(&flows);
-	if (have_states)
-		tcp_states_free(&states);
-	have_states = false;
+	states = NULL;
 }
 
 const struct analyzer retrans_analyzer = {
 	.name = "retrans",
+	.init = retrans_init,
 	.entry = { [EV_RETRANS] = retrans_entry },
 	.top_json = retrans_json,
 	.top_html = retrans_html,

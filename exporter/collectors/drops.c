@@ -38,8 +38,9 @@ static struct {
 } cfg;
 
 static struct drops_bpf *skel;
-static struct reason_table reasons;
-static struct ksyms ksyms;
+/* Shared with the other threads, owned by main: never freed here. */
+static const struct reason_table *reasons;
+static const struct ksyms *ksyms;
 static struct percpu_reader by_reason, by_slot, overflow;
 /* How many slots of the labelled series (bpf/drops.bpf.c) were handed out. */
 static const uint32_t *slots_next;
@@ -102,9 +103,9 @@ static int drops_set(const char *key, const char *value, char *err, size_t errle
  * tp_btf/kfree_skb must carry the drop reason (Linux 5.17 and later). *direct tells whether
  * the kernel has bpf_rdonly_cast (6.2), which the faster program variant needs.
  */
-static int probe_kernel(bool *direct)
+static int probe_kernel(struct kernel *k, bool *direct)
 {
-	const struct btf *btf = kernel_btf();
+	const struct btf *btf = kernel_btf(k);
 	int id, ret = -ENOENT;
 
 	if (!btf) {
@@ -132,8 +133,8 @@ static void drops_stop(void)
 	events_unloaded(EV_DROP);
 	drops_bpf__destroy(skel);
 	skel = NULL;
-	reasons_free(&reasons);
-	ksyms_free(&ksyms);
+	reasons = NULL;
+	ksyms = NULL;
 	percpu_reader_free(&by_reason);
 	percpu_reader_free(&by_slot);
 	map_view_free(slots_next, sizeof(*slots_next));
@@ -162,7 +163,7 @@ static void prog_name(char *buf, size_t len, bool direct, bool sampled)
 		 cfg.label_mask & DROP_LABEL_INTERFACE ? "i" : "");
 }
 
-static int drops_start(void)
+static int drops_start(struct kernel *k)
 {
 	struct bpf_program *p;
 	uint32_t array_size;
@@ -170,18 +171,18 @@ static int drops_start(void)
 	bool direct;
 	int err;
 
-	err = probe_kernel(&direct);
+	err = probe_kernel(k, &direct);
 	if (err)
 		return err;
 	direct = direct && cfg.direct_read;
-	err = reasons_load(&reasons);
-	if (err) {
+	if (k->reasons_err) {
 		log_error("drops: cannot read drop reason names from BTF or tracefs: %s",
-			  strerror(-err));
-		return err;
+			  strerror(-k->reasons_err));
+		return k->reasons_err;
 	}
+	reasons = &k->reasons;
 	if (cfg.label_mask & DROP_LABEL_FUNCTION) {
-		err = ksyms_load(&ksyms, "/proc/kallsyms");
+		ksyms = kernel_ksyms(k, &err);
 		if (err)
 			log_warn("drops: cannot read /proc/kallsyms (%s): function labels will "
 				 "be addresses",
@@ -202,9 +203,9 @@ static int drops_start(void)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
 	skel->rodata->label_mask = cfg.label_mask;
 	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
-	array_size = DROP_INDEX(reasons.max, 0, 0);
+	array_size = DROP_INDEX(reasons->max, 0, 0);
 	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason,
-				 cpu_array_entries(DROP_STRIDE(reasons.max)));
+				 cpu_array_entries(DROP_STRIDE(reasons->max)));
 	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
 	bpf_map__set_max_entries(skel->maps.skb_drop_keys, cfg.max_series);
 	bpf_map__set_max_entries(skel->maps.skb_drop_last, cpu_array_entries(1));
@@ -232,7 +233,7 @@ static int drops_start(void)
 		goto cleanup;
 	events_loaded(skel->obj, EV_DROP);
 	err = cpu_array_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
-				    array_size, DROP_STRIDE(reasons.max));
+				    array_size, DROP_STRIDE(reasons->max));
 	if (!err)
 		err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.skb_drop_counts),
 					    cfg.max_series, CPU_STRIDE(cfg.max_series));
@@ -249,7 +250,7 @@ static int drops_start(void)
 	if (err)
 		goto cleanup;
 	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u)", prog,
-		 reasons.n, reasons.source, cfg.max_series);
+		 reasons->n, reasons->source, cfg.max_series);
 	return 0;
 cleanup:
 	drops_stop();
@@ -312,7 +313,7 @@ static void render_row(struct expo *e, const struct row *r)
 	if (r->reason == UINT32_MAX) {
 		reason = OVERFLOW_LABEL;
 	} else {
-		reason = reason_name(&reasons, r->reason, reason_buf, sizeof(reason_buf));
+		reason = reason_name(reasons, r->reason, reason_buf, sizeof(reason_buf));
 		if (reason == reason_buf)
 			log_once(logged_unknown, LOG_WARN,
 				 "drops: drop reason %u has no name in this kernel's BTF; it is "
@@ -346,8 +347,8 @@ static void row_from_key(struct row *r, const struct drop_key *k)
 	r->family = k->family < NR_FAMILIES ? k->family : FAMILY_OTHER;
 	r->proto = k->proto < NR_PROTOS ? k->proto : PROTO_OTHER;
 	r->location = k->location;
-	if (cfg.label_mask & DROP_LABEL_FUNCTION)
-		r->function = ksyms_lookup(&ksyms, k->location);
+	if (ksyms)
+		r->function = ksyms_lookup(ksyms, k->location);
 	r->netns = k->netns;
 	/*
 	 * Any process that may rename a device in its namespace picks these bytes. Made valid here,

@@ -34,7 +34,7 @@ static struct {
 } cfg;
 
 static struct retrans_bpf *skel;
-static struct tcp_states states;
+static const struct tcp_states *states; /* owned by main */
 static struct percpu_reader by_slot, by_key;
 static bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
 static bool logged_overflow, logged_unknown;
@@ -89,9 +89,9 @@ static int tracepoint_args(const struct btf *btf, const char *name)
 	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
 }
 
-static int probe_kernel(bool *err_arg, bool *synack)
+static int probe_kernel(struct kernel *k, bool *err_arg, bool *synack)
 {
-	const struct btf *btf = kernel_btf();
+	const struct btf *btf = kernel_btf(k);
 	int n;
 
 	if (!btf) {
@@ -113,7 +113,7 @@ static void retrans_stop(void)
 	events_unloaded(EV_RETRANS);
 	retrans_bpf__destroy(skel);
 	skel = NULL;
-	tcp_states_free(&states);
+	states = NULL;
 	percpu_reader_free(&by_slot);
 	percpu_reader_free(&by_key);
 	free(rows);
@@ -121,20 +121,20 @@ static void retrans_stop(void)
 	rows_cap = 0;
 }
 
-static int retrans_start(void)
+static int retrans_start(struct kernel *k)
 {
 	bool netns = cfg.label_mask & RT_LABEL_NETNS, synack;
 	uint32_t hash_size = netns ? cfg.max_series : 1;
 	struct bpf_program *prog, *retransmit, *synack_prog;
 	int err;
 
-	err = probe_kernel(&have_err, &synack);
+	err = probe_kernel(k, &have_err, &synack);
 	if (err)
 		return err;
-	err = tcp_states_load(&states);
-	if (err)
+	states = &k->states;
+	if (k->states_err)
 		log_warn("retrans: no TCP state names in kernel BTF (%s): states are numbers",
-			 strerror(-err));
+			 strerror(-k->states_err));
 	skel = retrans_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -191,7 +191,7 @@ static int retrans_start(void)
 		 "max_series=%u)",
 		 bpf_program__name(retransmit), synack ? " and " : "",
 		 synack ? bpf_program__name(synack_prog) : "",
-		 synack ? " to tp_btf/tcp_retransmit_synack" : "", states.n, cfg.max_series);
+		 synack ? " to tp_btf/tcp_retransmit_synack" : "", states->n, cfg.max_series);
 	if (!have_err)
 		log_warn("retrans: tcp_retransmit_skb has no err argument before Linux 6.17: only "
 			 "successful retransmissions are seen, and "
@@ -245,7 +245,7 @@ static void render_row(struct expo *e, const struct row *r)
 
 	if (r->metric == M_PACKETS) {
 		uint32_t pair = (r->id - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
-		const char *name = tcp_state_name(&states, state, state_buf, sizeof(state_buf));
+		const char *name = tcp_state_name(states, state, state_buf, sizeof(state_buf));
 
 		if (name == state_buf)
 			log_once(logged_unknown, LOG_WARN,

@@ -124,9 +124,9 @@ static bool btf_has_enumerator(const struct btf *btf, const char *name)
  * tells whether the start-up pass can turn callbacks on for open connections: iter/tcp with
  * bpf_setsockopt(TCP_BPF_SOCK_OPS_CB_FLAGS) (6.12).
  */
-static int probe_kernel(bool *iter)
+static int probe_kernel(struct kernel *k, bool *iter)
 {
-	const struct btf *btf = kernel_btf();
+	const struct btf *btf = kernel_btf(k);
 	int ret = 0;
 
 	*iter = false;
@@ -500,7 +500,7 @@ static bool callback_has_args(void)
 	       (major > 6 || (major == 6 && minor >= 10));
 }
 
-static int rtt_start(void)
+static int rtt_start(struct kernel *k)
 {
 	struct bpf_link **link;
 	struct bpf_program *prog;
@@ -508,7 +508,7 @@ static int rtt_start(void)
 	bool iter;
 	int err, iter_err = 0, cgroup_fd = -1;
 
-	err = probe_kernel(&iter);
+	err = probe_kernel(k, &iter);
 	if (err)
 		return err;
 	iter = iter && cfg.existing_sockets;

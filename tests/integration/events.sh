@@ -90,14 +90,20 @@ b_drops() {
 	jq -c --argjson ns "$INO_B" --arg f "$2" 'select(.type == "drop" and .netns == $ns and
 		.reason == "NETFILTER_DROP" and .family == $f)' "$1"
 }
-# quiesce: wait until the consumer has caught up (the stdout log stops growing).
+# quiesce: wait until the consumer has caught up: B's events are in the stdout log and it has
+# not grown for a second (a slow build, e.g. ThreadSanitizer, reads a burst before writing).
 quiesce() {
-	local a b
-	for _ in $(seq 40); do
+	local a b same=0
+	for _ in $(seq 80); do
 		a=$(wc -l <"$EXPORTER_LOG")
 		sleep 0.25
 		b=$(wc -l <"$EXPORTER_LOG")
-		[ "$a" = "$b" ] && return
+		if [ "$a" = "$b" ] && grep -q "^{.*\"netns\":$INO_B," "$EXPORTER_LOG"; then
+			same=$((same + 1))
+			[ "$same" -ge 4 ] && return
+		else
+			same=0
+		fi
 	done
 }
 

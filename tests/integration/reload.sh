@@ -93,14 +93,18 @@ rm -f "$TMP/storm.enough"
 	for ((i = 1; i <= 300; i++)); do
 		((i > 30)) && [ -e "$TMP/storm.enough" ] && break
 		if ((i % 2)); then printf "$A" >"$INI"; else printf "$B" >"$INI"; fi
-		kill -HUP "$EXPORTER_PID"
+		# Each one applied before the next: the storm lasts as long as 30 reloads take,
+		# however slow the build (sanitizers) or the machine.
+		hup
 		sleep 0.1
 	done
 ) &
 STORM=$!
 n=0 bad=0 failed=0
 while kill -0 "$STORM" 2>/dev/null; do
-	if ! curl -sf -m 5 "$EXPORTER_URL/metrics" >"$TMP/storm.prom"; then
+	# Within Prometheus' default scrape_timeout (10 s): a scrape may wait for one reload's
+	# collector restarts (seconds under ThreadSanitizer on a busy machine).
+	if ! curl -sf -m 10 "$EXPORTER_URL/metrics" >"$TMP/storm.prom"; then
 		failed=$((failed + 1))
 		continue
 	fi

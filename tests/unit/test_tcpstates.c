@@ -102,14 +102,22 @@ static void test_live_bound_and_prefix(void)
 
 static void test_live_load_and_unknown(void)
 {
+	struct kernel k;
 	struct tcp_states t;
 
-	CHECK(tcp_states_load(&t) == 0);
-	kernel_btf_release();
-	check_name(&t, BPF_TCP_LISTEN, "LISTEN");
-	check_name(&t, 200, "200");
-	check_name(&t, TCP_STATES_MAX, "256");
-	check_name(&t, UINT32_MAX, "4294967295");
+	/* The shared context: its names outlive the BTF they were read from. */
+	kernel_init(&k);
+	CHECK(k.states_err == 0 && k.reasons_err == 0 && k.reasons.n > 0);
+	kernel_btf_release(&k);
+	CHECK(!k.btf);
+	check_name(&k.states, BPF_TCP_LISTEN, "LISTEN");
+	check_name(&k.states, 200, "200");
+	check_name(&k.states, TCP_STATES_MAX, "256");
+	check_name(&k.states, UINT32_MAX, "4294967295");
+	CHECK(kernel_btf(&k) != NULL); /* parsed again on demand (a reload's probes) */
+	kernel_free(&k);
+
+	CHECK(tcp_states_from_btf(&t, vmlinux) == 0);
 	tcp_states_free(&t);
 	CHECK(t.n == 0 && !t.name[BPF_TCP_LISTEN]);
 	tcp_states_free(&t); /* twice is harmless */
