@@ -120,8 +120,8 @@ static bool btf_has_enumerator(const struct btf *btf, const char *name)
 }
 
 /*
- * Sockops RTT callbacks (Linux 5.3); the netns label reads the socket through
- * bpf_skc_to_tcp_sock (5.9, CAP_PERFMON). *iter tells whether the start-up pass can turn
+ * Sockops RTT callbacks (Linux 5.3); the netns label reads the socket through skops->sk and
+ * bpf_skc_to_tcp_sock (5.10, CAP_PERFMON). *iter tells whether the start-up pass can turn
  * callbacks on for open connections: iter/tcp with bpf_setsockopt(TCP_BPF_SOCK_OPS_CB_FLAGS)
  * (6.12).
  */
