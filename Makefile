@@ -10,7 +10,10 @@ BUILD ?= build
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
-ARCH ?= x86
+# The kernel's name for the compiler's target (bpf_tracing.h): x86_64 -> x86, aarch64 -> arm64.
+ARCH ?= $(shell $(CC) -dumpmachine | sed -E 's/-.*//; s/^(x86_64|i.86)$$/x86/; \
+	s/^arm.*/arm/; s/^aarch64.*/arm64/; s/^(riscv|loongarch|mips)64.*/\1/; \
+	s/^(powerpc|ppc)64.*/powerpc/; s/^s390x$$/s390/')
 VERSION ?= 0.1.0
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
@@ -41,7 +44,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter 
 LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt
 # -mcpu=v3: atomic fetch-and-add (Linux 5.12+; the drop reasons need 5.17 anyway).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
-	      -Wno-unused-parameter -Ibpf
+	      -Wno-unused-parameter -Ibpf -MMD -MP
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))

@@ -21,10 +21,27 @@
 
 /*
  * Linux 6.2+: a cast the verifier turns into a plain fault-tolerant load, where
- * bpf_probe_read_kernel() is a helper call costing more than the rest of the program.
- * Weak, so that count_drop_compat still loads where it is missing.
+ * bpf_probe_read_kernel() is a helper call costing more than the rest of the program. Built
+ * twice: this object for kernels with the kfunc, and bpf/drops_nokfunc.bpf.c, the same
+ * programs with helper reads only and no kfunc extern at all, for the others. A missing weak
+ * kfunc would fail the whole object under libbpf 1.1 without CAP_SYS_ADMIN (it then looks for
+ * the kfunc in module BTFs, whose listing needs that capability).
  */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#ifndef DROPS_NO_KFUNC
+#define DIRECT_READS true
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#else
+#define DIRECT_READS false
+#define bpf_rdonly_cast(obj, btf_id) ((void *)(obj)) /* compiled out: no direct reads */
+#endif
+
+/*
+ * SKB_CONSUMED (Linux 6.3) through a local flavour of the enum: CO-RE matches it by name in
+ * the running kernel, and this file still builds against an older kernel's vmlinux.h.
+ */
+enum skb_drop_reason___new {
+	SKB_CONSUMED___new = 1, /* the value is the running kernel's */
+};
 
 /*
  * Set by user space before load, read only by count_drop_compat. The other programs read no
@@ -269,8 +286,8 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	__u8 family, proto;
 
 	if (reason == SKB_NOT_DROPPED_YET ||
-	    (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_CONSUMED) &&
-	     reason == bpf_core_enum_value(enum skb_drop_reason, SKB_CONSUMED)))
+	    (bpf_core_enum_value_exists(enum skb_drop_reason___new, SKB_CONSUMED___new) &&
+	     reason == bpf_core_enum_value(enum skb_drop_reason___new, SKB_CONSUMED___new)))
 		return 0;
 	if (sampled)
 		sample_drop_event(skb, location, reason);
@@ -304,8 +321,8 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 }
 
 /*
- * User space loads exactly one of these: count_drop_compat where the kernel lacks
- * bpf_rdonly_cast (or direct_read = false), else the one for the configured optional labels
+ * User space loads exactly one of these: count_drop_compat (from drops_nokfunc) where the
+ * kernel lacks bpf_rdonly_cast (or direct_read = false), else the one for the configured labels
  * (f: function, n: netns, i: interface), sample_drop* when drop sampling is on. Labels and
  * sampling are compile-time constants here, so the counting programs read no global data: the
  * sampling rate lives in .rodata, and even a pruned test of it leaves its load behind.
@@ -314,7 +331,7 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	SEC("tp_btf/kfree_skb")                                                                    \
 	int BPF_PROG(name, struct sk_buff *skb, void *location, enum skb_drop_reason reason)       \
 	{                                                                                          \
-		return count(skb, location, reason, labels, true, sampled);                        \
+		return count(skb, location, reason, labels, DIRECT_READS, sampled);                \
 	}
 #define DROP_PROGS(suffix, labels)                                                                 \
 	DROP_PROG(count_drop##suffix, labels, false)                                               \

@@ -15,9 +15,8 @@
 
 #define AF_INET6 10
 #define SOL_TCP 6
-
-/* Linux 6.2+: the kernel's view of the context, for the socket's netns (netns label only). */
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+/* UAPI (Linux 6.12), spelled out so that this file builds against an older vmlinux.h. */
+#define SOCK_OPS_CB_FLAGS 1008
 
 /* Set by user space before load. */
 const volatile __u32 label_mask;
@@ -117,7 +116,6 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 /* labels is a constant in each program, so the default one has no label code at all. */
 static __always_inline int handle(struct bpf_sock_ops *skops, const __u32 labels)
 {
-	struct bpf_sock_ops_kern *kctx;
 	__u32 netns = 0, mrtt, srtt;
 	__u8 family;
 
@@ -141,10 +139,8 @@ static __always_inline int handle(struct bpf_sock_ops *skops, const __u32 labels
 	mrtt = skops->args[0];
 	srtt = skops->args[1];
 	family = rtt_family(skops);
-	if (labels & RTT_LABEL_NETNS) {
-		kctx = bpf_cast_to_kern_ctx(skops);
-		netns = kctx->sk->__sk_common.skc_net.net->ns.inum;
-	}
+	if (labels & RTT_LABEL_NETNS)
+		netns = skops_netns(skops);
 	record(labels, netns, family, RTT_KIND_SRTT, (srtt ? srtt : skops->srtt_us) >> 3);
 	sample_rtt(skops);
 	if ((labels & RTT_LABEL_KIND) && srtt)
@@ -191,7 +187,7 @@ int tcp_rtt_existing(struct bpf_iter__tcp *ctx)
 		return 0;
 	}
 	flags |= BPF_SOCK_OPS_RTT_CB_FLAG;
-	if (bpf_setsockopt(tp, SOL_TCP, TCP_BPF_SOCK_OPS_CB_FLAGS, &flags, sizeof(flags)))
+	if (bpf_setsockopt(tp, SOL_TCP, SOCK_OPS_CB_FLAGS, &flags, sizeof(flags)))
 		existing.failed++;
 	else
 		existing.enabled++;

@@ -222,12 +222,25 @@ static __always_inline void sample_retrans(const struct sock *sk, const struct s
 	sample_submit(e);
 }
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+/*
+ * The network namespace of a sockops program's socket (0 if it has none): through a helper,
+ * not a kfunc, so that the object loads on any kernel and without CAP_SYS_ADMIN. The helper
+ * needs CAP_PERFMON.
+ */
+static __always_inline __u32 skops_netns(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock *sk = skops->sk;
+	struct tcp_sock *tp;
+
+	if (!sk)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(sk);
+	return tp ? tp->inet_conn.icsk_inet.sk.__sk_common.skc_net.net->ns.inum : 0;
+}
 
 /* In an RTT callback; its arguments are 0 before Linux 6.10, then the srtt is the sample. */
 static __always_inline void sample_rtt(struct bpf_sock_ops *skops)
 {
-	struct bpf_sock_ops_kern *kctx;
 	struct event *e;
 	__u32 rtt_us;
 
@@ -259,10 +272,7 @@ static __always_inline void sample_rtt(struct bpf_sock_ops *skops)
 		__builtin_memcpy(e->flow.saddr, s6, 16);
 		__builtin_memcpy(e->flow.daddr, d6, 16);
 	}
-	if (bpf_cast_to_kern_ctx) {
-		kctx = bpf_cast_to_kern_ctx(skops);
-		e->netns = kctx->sk->__sk_common.skc_net.net->ns.inum;
-	}
+	e->netns = skops_netns(skops);
 	sample_submit(e);
 }
 

@@ -48,6 +48,30 @@ require_root_bpf() {
 	[ -x "$EXPORTER" ] || skip_all "$EXPORTER not built"
 }
 
+# What the running kernel offers, asked of its BTF as the exporter asks it (never of its version
+# string). kernel_btf: bpftool's dump of /sys/kernel/btf/vmlinux, made once per script.
+kernel_btf() {
+	[ -s "$TMP/vmlinux.btf" ] ||
+		bpftool btf dump file /sys/kernel/btf/vmlinux >"$TMP/vmlinux.btf" || return 1
+	cat "$TMP/vmlinux.btf"
+}
+# kernel_has_kfunc NAME: true when the kernel has the kfunc (bpf_rdonly_cast: Linux 6.2+).
+kernel_has_kfunc() { kernel_btf | grep -q "^\[[0-9]*\] FUNC '$1' "; }
+# tracepoint_nargs NAME: the arguments a tp_btf/NAME program gets here, 0 without the tracepoint.
+tracepoint_nargs() {
+	kernel_btf | awk -v name="'btf_trace_$1'" '
+		/^\[/ { t[$1] = $0 }
+		$2 == "TYPEDEF" && $3 == name { split($4, a, "="); id = a[2] }
+		END {
+			# typedef -> pointer -> function prototype (void *ctx, then the arguments)
+			split(t["[" id "]"], ptr); split(ptr[4], a, "=")
+			if (id != "" && match(t["[" a[2] "]"], /vlen=[0-9]+/))
+				print substr(t["[" a[2] "]"], RSTART + 5, RLENGTH - 5) - 1
+			else
+				print 0
+		}'
+}
+
 # A free TCP port on loopback.
 free_port() {
 	local p

@@ -13,6 +13,7 @@
 #include "drops.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "drops.skel.h"
+#include "drops_nokfunc.skel.h"
 #include "kernel.h"
 #include "log.h"
 #include "pin.h"
@@ -128,6 +129,46 @@ static int probe_kernel(struct kernel *k, bool *direct)
 	return ret;
 }
 
+/* One skeleton serves both objects: they are built from one source (bpf/drops_nokfunc.bpf.c). */
+#define SAME_RODATA(f)                                                                             \
+	_Static_assert(offsetof(struct drops_bpf__rodata, f) ==                                    \
+			       offsetof(struct drops_nokfunc_bpf__rodata, f),                      \
+		       "drops objects differ in " #f)
+SAME_RODATA(max_series);
+SAME_RODATA(slot_stride);
+SAME_RODATA(sample_cfg);
+SAME_RODATA(label_mask);
+_Static_assert(sizeof(struct drops_bpf__rodata) == sizeof(struct drops_nokfunc_bpf__rodata),
+	       "drops objects differ in read-only data");
+
+/*
+ * The skeleton, opened on drops.bpf.o (whose direct reads use the bpf_rdonly_cast kfunc) or on
+ * drops_nokfunc.bpf.o: the same programs and maps with no kfunc reference. libbpf 1.1 fails an
+ * object with a kfunc the kernel lacks, even a weak one, unless it may list module BTFs
+ * (CAP_SYS_ADMIN), so where the kfunc is missing the object must not name it at all.
+ */
+static struct drops_bpf *drops_open(bool kfunc)
+{
+	struct drops_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = drops_bpf__create_skeleton(s);
+	if (!err && !kfunc)
+		s->skeleton->data = drops_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	if (err) {
+		drops_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
 static void drops_stop(void)
 {
 	events_unloaded(EV_DROP);
@@ -188,7 +229,7 @@ static int drops_start(struct kernel *k)
 				 "be addresses",
 				 strerror(-err));
 	}
-	skel = drops_bpf__open();
+	skel = drops_open(direct);
 	if (!skel) {
 		err = -errno;
 		log_error("drops: cannot open BPF object: %s", strerror(-err));
@@ -249,8 +290,10 @@ static int drops_start(struct kernel *k)
 					 sizeof(uint32_t), 1);
 	if (err)
 		goto cleanup;
-	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u)", prog,
-		 reasons->n, reasons->source, cfg.max_series);
+	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u, "
+		 "%s)",
+		 prog, reasons->n, reasons->source, cfg.max_series,
+		 direct ? "direct reads" : "helper reads");
 	return 0;
 cleanup:
 	drops_stop();

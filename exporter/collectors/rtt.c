@@ -120,9 +120,10 @@ static bool btf_has_enumerator(const struct btf *btf, const char *name)
 }
 
 /*
- * Sockops RTT callbacks (Linux 5.3); the netns label needs bpf_cast_to_kern_ctx (6.2). *iter
- * tells whether the start-up pass can turn callbacks on for open connections: iter/tcp with
- * bpf_setsockopt(TCP_BPF_SOCK_OPS_CB_FLAGS) (6.12).
+ * Sockops RTT callbacks (Linux 5.3); the netns label reads the socket through skops->sk and
+ * bpf_skc_to_tcp_sock (5.10, CAP_PERFMON). *iter tells whether the start-up pass can turn
+ * callbacks on for open connections: iter/tcp with bpf_setsockopt(TCP_BPF_SOCK_OPS_CB_FLAGS)
+ * (6.12).
  */
 static int probe_kernel(struct kernel *k, bool *iter)
 {
@@ -136,11 +137,6 @@ static int probe_kernel(struct kernel *k, bool *iter)
 	}
 	if (!btf_has_enumerator(btf, "BPF_SOCK_OPS_RTT_CB")) {
 		log_error("rtt: kernel has no sockops RTT callback (needs Linux 5.3 or later)");
-		ret = -ENOENT;
-	} else if ((cfg.label_mask & RTT_LABEL_NETNS) &&
-		   btf__find_by_name_kind(btf, "bpf_cast_to_kern_ctx", BTF_KIND_FUNC) <= 0) {
-		log_error("rtt: the netns label needs the bpf_cast_to_kern_ctx kfunc (Linux 6.2 "
-			  "or later); remove netns from [collector.rtt] labels");
 		ret = -ENOENT;
 	}
 	*iter = btf__find_by_name_kind(btf, "bpf_iter__tcp", BTF_KIND_STRUCT) > 0 &&

@@ -148,10 +148,13 @@ INO_A=$(netns_inode "$NS_A")
 # ---------------------------------------------------------------------------------------------
 # Tests 1 and 2: labels reason,family,protocol,netns; exact equality with nft in netns B.
 
+# Direct reads need the bpf_rdonly_cast kfunc (Linux 6.2+); without it, the helper program.
+DIRECT=count_drop_n # the program for the netns label set
+kernel_has_kfunc bpf_rdonly_cast || DIRECT=count_drop_compat
 for read in auto false; do
 	if start_exporter --config "$(config "netns-$read" 'labels = reason,family,protocol,netns' \
 		'max_series = 4096' "direct_read = $read")"; then
-		want_prog=count_drop_n # the program for the netns label set
+		want_prog=$DIRECT
 		[ "$read" = false ] && want_prog=count_drop_compat
 		check "direct_read=$read: program $want_prog attached" \
 			grep -q "attached $want_prog to" "$EXPORTER_LOG"

@@ -36,6 +36,11 @@ done
 grep -q ' - cgroup2 ' /proc/self/mountinfo || skip_all "needs a cgroup2 mount"
 
 H=netstack_tcp_rtt_seconds
+# The start-up pass for connections open before start needs iter/tcp to set the callback flags
+# with bpf_setsockopt (Linux 6.12+); asked of the kernel's BTF as the exporter asks it.
+EXISTING=0
+kernel_btf | grep -q "] STRUCT 'bpf_iter__tcp' " &&
+	kernel_btf | grep -q "^	'TCP_BPF_SOCK_OPS_CB_FLAGS' val=" && EXISTING=1
 NS_A=nsrtt-a$$
 NS_B=nsrtt-b$$
 IF_A=va$$
@@ -223,26 +228,47 @@ fi
 
 if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; then
 	check_eq "rtt collector up" 1 "$(scrape_sum '^netstack_collector_up[{]collector="rtt"[}]$')"
-	check_eq "existing sockets covered gauge" 1 \
+	check_eq "existing sockets covered gauge (the kernel can: $EXISTING)" "$EXISTING" \
 		"$(scrape_sum '^netstack_tcp_rtt_existing_sockets_covered$')"
-	# Ours: A's sender and B's receiver. With others around, they may have been first.
-	line=$(grep -o \
-		'RTT callbacks turned on for [0-9]* TCP connections open before start ([0-9]* were' \
-		"$EXPORTER_LOG")
-	read -r on already < <(tr -cs '0-9' ' ' <<<"$line")
-	[ "$others" = 0 ] || on=$((${on:-0} + ${already:-0}))
-	check "log: RTT callbacks turned on for the connections open before start ($line)" \
-		test "${on:-0}" -ge 2
-	wait_steady || not_ok "connection opened before start: RTT steady within 10 s"
-	snap "$TMP/t1.2"
-	ref=$(ss_srtt 6)
-	snap "$TMP/t1.3"
-	n=$(fdelta "$TMP/t1.2" "$TMP/t1.3" "^${H}_count[{]${A}[}]\$" | cut -d. -f1)
-	check "connection opened before start is measured ($n samples in 1.5 s)" test "${n:-0}" -ge 5
-	within "connection opened before start: mean matches ss srtt (ms)" \
-		"$(mean_ms "$TMP/t1.2" "$TMP/t1.3" "$A")" "$ref" 25
-	pcheck "promtool check metrics: netns label" "$TMP/t1.3"
-	stop_bulk
+	# Before Linux 6.10 the callback carries no sample, which the exporter says at start (from
+	# the kernel's version: nothing in BTF tells); rtt_kind="sample" must then stay empty.
+	ARGS=1
+	grep -q 'RTT callback carries no values' "$EXPORTER_LOG" && ARGS=0
+	if [ "$EXISTING" = 0 ]; then
+		check "log: connections open before start are not measured, and why" \
+			grep -q 'the kernel cannot turn RTT callbacks on for them' "$EXPORTER_LOG"
+		snap "$TMP/t1.2"
+		sleep 1.5
+		snap "$TMP/t1.3"
+		name="no samples from the connection opened before start"
+		if [ "$others" = 0 ]; then
+			check_eq "$name" 0 \
+				"$(fdelta "$TMP/t1.2" "$TMP/t1.3" "^${H}_count[{]${A}[}]\$" | cut -d. -f1)"
+		else
+			ok "$name # SKIP $others other sockops program(s) attached meanwhile"
+		fi
+		pcheck "promtool check metrics: netns label" "$TMP/t1.3"
+		stop_bulk
+	else
+		# Ours: A's sender and B's receiver. With others around, they may have been first.
+		line=$(grep -o \
+			'RTT callbacks turned on for [0-9]* TCP connections open before start ([0-9]* were' \
+			"$EXPORTER_LOG")
+		read -r on already < <(tr -cs '0-9' ' ' <<<"$line")
+		[ "$others" = 0 ] || on=$((${on:-0} + ${already:-0}))
+		check "log: RTT callbacks turned on for the connections open before start ($line)" \
+			test "${on:-0}" -ge 2
+		wait_steady || not_ok "connection opened before start: RTT steady within 10 s"
+		snap "$TMP/t1.2"
+		ref=$(ss_srtt 6)
+		snap "$TMP/t1.3"
+		n=$(fdelta "$TMP/t1.2" "$TMP/t1.3" "^${H}_count[{]${A}[}]\$" | cut -d. -f1)
+		check "connection opened before start is measured ($n samples in 1.5 s)" test "${n:-0}" -ge 5
+		within "connection opened before start: mean matches ss srtt (ms)" \
+			"$(mean_ms "$TMP/t1.2" "$TMP/t1.3" "$A")" "$ref" 25
+		pcheck "promtool check metrics: netns label" "$TMP/t1.3"
+		stop_bulk
+	fi
 
 	# -----------------------------------------------------------------------------------------
 	# Test 2 and 3: a new connection at RATE1, then at RATE2.
@@ -298,9 +324,12 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 	check "IPv6 transfer counted as family ipv6 ($n6 samples)" test "${n6:-0}" -gt 0
 	check "IPv4-mapped IPv6 transfer counted as family ipv4 ($n4 samples)" test "${n4:-0}" -gt 0
 	# Each callback gives one srtt and one sample: with the transfers over, the counts agree.
-	check_eq "rtt_kind: as many samples as srtt values (ipv6)" "$n6" \
+	# Without the callback's arguments there is no sample at all.
+	check_eq "rtt_kind: as many samples as srtt values (ipv6; arguments: $ARGS)" \
+		$((ARGS ? ${n6:-0} : 0)) \
 		"$(fdelta "$TMP/t4.0" "$TMP/t4.1" "^${H}_count[{]${S6}[}]\$" | cut -d. -f1)"
-	check_eq "rtt_kind: as many samples as srtt values (ipv4)" "$n4" \
+	check_eq "rtt_kind: as many samples as srtt values (ipv4; arguments: $ARGS)" \
+		$((ARGS ? ${n4:-0} : 0)) \
 		"$(fdelta "$TMP/t4.0" "$TMP/t4.1" "^${H}_count[{]${S}[}]\$" | cut -d. -f1)"
 	stop_exporter
 else
