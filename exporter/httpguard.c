@@ -410,6 +410,7 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	struct guard_job *j;
 	struct guard *g;
 	double t = now();
+	bool clean;
 
 	if (*job) {
 		bool ok = job_collect(*job);
@@ -438,8 +439,9 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	j->c = c;
 	j->conn = conn;
 	j->user_known = user_known;
+	clean = c->peer->tokens >= GUARD_AUTH_BURST;
 	pthread_mutex_lock(&jobs_lock);
-	if (g->stopping || g->outstanding >= GUARD_AUTH_QUEUE || start_worker()) {
+	if (g->stopping || g->outstanding >= GUARD_AUTH_QUEUE * (clean ? 2 : 1) || start_worker()) {
 		pthread_mutex_unlock(&jobs_lock);
 		job_free(j);
 		return GUARD_AUTH_BUSY;
@@ -450,7 +452,7 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	*job = j;
 	/* Suspended before the worker can resume it: both under the lock the worker needs. */
 	MHD_suspend_connection(conn);
-	if (c->peer->tokens >= GUARD_AUTH_BURST) {
+	if (clean) {
 		j->next = *clean_tail;
 		*clean_tail = j;
 		if (jobs_tail == clean_tail)

@@ -17,7 +17,10 @@ struct guard;
 /* Failed checks one address may make at once, then one every GUARD_AUTH_REFILL seconds. */
 #define GUARD_AUTH_BURST 5
 #define GUARD_AUTH_REFILL 2
-/* Checks waiting for the worker per daemon; more get 503. */
+/*
+ * Checks waiting for the worker per daemon from addresses with recent failures; more get 503.
+ * As many again are kept for addresses without: guessers cannot fill the queue for a login.
+ */
 #define GUARD_AUTH_QUEUE 16
 
 /* A guard for a daemon that serves max_conns connections (MHD gets max_conns + headroom). */
