@@ -182,7 +182,7 @@ kernel_pkg() {
 	dir=$CACHE/$pkg
 	if [ ! -e "$dir/.unpacked" ]; then
 		(cd "$CACHE" && rm -f "${pkg}"_*.deb &&
-			apt-get "${opts[@]}" -qq download "$pkg:$2" >&2) || return 1
+			apt-get "${opts[@]}" -o APT::Sandbox::User=root -qq download "$pkg:$2" >&2) || return 1
 		deb=$(ls "$CACHE/${pkg}"_*.deb 2>/dev/null | head -n 1)
 		[ -n "$deb" ] || return 1
 		rm -rf "$dir" && dpkg-deb -x "$deb" "$dir" || return 1
@@ -259,7 +259,7 @@ arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (bus
 	local d=$CACHE/arm64-userland p
 	if [ ! -e "$d/.unpacked" ]; then
 		rm -rf "$d" && mkdir -p "$d/debs"
-		(cd "$d/debs" && apt-get -qq download busybox-static:arm64 util-linux:arm64 \
+		(cd "$d/debs" && apt-get -o APT::Sandbox::User=root -qq download busybox-static:arm64 util-linux:arm64 \
 			libcap-ng0:arm64) || return 1
 		for p in "$d"/debs/*.deb; do dpkg-deb -x "$p" "$d/root" || return 1; done
 		rm -rf "$d/debs"
