@@ -31,8 +31,11 @@ for t in "$B"/tests/test_*; do
 	n=$(basename "$t")
 	"$t" >/tmp/unit.out 2>&1
 	rc=$?
-	sed -n "s/^ok - /ok - $P unit $n: /p; s/^not ok - /not ok - $P unit $n: /p; s/^  /  /p" /tmp/unit.out
-	if [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' /tmp/unit.out; then
+	sed -n "s/^ok - /ok - $P unit $n: /p; s/^not ok - /not ok - $P unit $n: /p; s/^  /  /p;
+		s/^SKIPPED: /# SKIPPED: $P unit $n: /p" /tmp/unit.out
+	if [ "$rc" -eq 77 ]; then # some cases cannot run here: as tests/run.sh, a failure under CI
+		[ "${CI:-}" = true ] && echo "not ok - $P unit $n: SKIPPED under CI=true counts as a failure"
+	elif [ "$rc" -ne 0 ] && ! grep -q '^not ok - ' /tmp/unit.out; then
 		echo "not ok - $P unit $n: exited $rc"
 		tail -n 5 /tmp/unit.out | sed 's/^/  /'
 	fi
@@ -40,7 +43,7 @@ done
 echo "# $P unit tests: $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }') s"
 
 expect() { echo "$EXPECT" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-scrape() { wget -q -T 20 -O "$1" "$URL/metrics" || : >"$1"; }
+scrape() { curl -sf -m 20 -o "$1" "$URL/metrics" || : >"$1"; }
 fsum() {
 	awk -v re="$2" '/^#/ { next } { v = $NF; $NF = ""; sub(/ +$/, ""); if ($0 ~ re) s += v }
 		END { printf "%.0f\n", s }' "$1"
@@ -65,12 +68,14 @@ for PROFILE in ${PROFILES:-root shipped}; do
 			--web.listen-address "127.0.0.1:$PORT" >"$LOG" 2>&1 </dev/null &
 	fi
 	PID=$!
-	i=0
-	while [ $i -lt 600 ] && ! wget -q -T 5 -O /dev/null "$URL/healthz" 2>/dev/null; do
+	# Up to 4 minutes: emulated arm64 on a busy host parses the kernel's BTF slowly.
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	until curl -sf -m 5 -o /dev/null "$URL/healthz"; do
 		kill -0 $PID 2>/dev/null || break
-		sleep 0.1
-		i=$((i + 1))
+		awk -v a="$t1" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { exit !(b - a > 240) }' && break
+		sleep 0.2
 	done
+	echo "# $P $PROFILE: serving after $(awk -v a="$t1" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }') s"
 	scrape /tmp/s0
 	if [ ! -s /tmp/s0 ]; then
 		echo "not ok - $P $PROFILE: exporter starts"

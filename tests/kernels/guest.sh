@@ -137,6 +137,7 @@ start() { # [ARGS...]: the exporter as $PROFILE; sets PID URL LOG
 	local ini=$WT/conf/netstack_exporter.ini
 	[ "$PROFILE" = pod ] && ini=/tmp/pod.ini
 	# exec: $PID is the exporter itself, which the SIGTERM below must reach.
+	[ -n "${MEMLOCK:-}" ] && ulimit -l "$MEMLOCK" # as root, before the profile drops privileges
 	case $PROFILE in
 	root) exec "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
 	# shellcheck disable=SC2086
@@ -145,8 +146,9 @@ start() { # [ARGS...]: the exporter as $PROFILE; sets PID URL LOG
 	pod) exec setpriv $POD_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
 	esac >"$LOG" 2>&1 </dev/null &
 	PID=$!
-	local i
-	for i in $(seq 600); do # TCG: start-up parses the kernel's BTF a few times
+	# Up to 4 minutes: under TCG on a busy host start-up (BTF parsed a few times) is slow.
+	local deadline=$((SECONDS + 240))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		curl -sf -m 5 "$URL/healthz" >/dev/null 2>&1 && return 0
 		kill -0 "$PID" 2>/dev/null || break
 		sleep 0.1
@@ -215,6 +217,21 @@ run_profile() {
 		fi
 	done
 
+	# Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK, which only CAP_SYS_RESOURCE may raise:
+	# when a collector is down where it should be up, say whether a higher limit brings it up.
+	local down=
+	for c in $COLLECTORS; do
+		[ "$(expect "$c")" = up ] && [ "${UP[$c]:-}" != 1 ] && down+=" $c"
+	done
+	if [ -n "$down" ] && [ "$(ulimit -l)" != unlimited ]; then
+		local pid=$PID url=$URL log=$LOG
+		if MEMLOCK=unlimited start; then
+			echo "# diagnosis: down here:$down; with RLIMIT_MEMLOCK unlimited instead of $(ulimit -l) KiB:" \
+				"$(curl -sf "$URL/metrics" | sed -n 's/^netstack_collector_up{collector="\(.*\)"} \([01]\)$/\1=\2/p' | tr '\n' ' ')"
+		fi
+		stop
+		PID=$pid URL=$url LOG=$log
+	fi
 	mark "collectors checked"
 	# ---- drops ----
 	if [ "$(expect drops)" = up ] && [ "$(is_up drops)" != 1 ]; then

@@ -219,6 +219,7 @@ mod_order() {
 initramfs() {
 	local arch=$1 kdir=$2 ver=$3 bb=$4 out=$5 extra=${6:-} root m
 	root=$(mktemp -d /tmp/netstack-initrd.XXXXXX)
+	chmod 0755 "$root" # the guest's /: mktemp's 0700 would lock out the non-root profile
 	mkdir -p "$root/bin" "$root/modules" "$root/proc" "$root/sys" "$root/dev" "$root/newroot" \
 		"$root/host" "$root/results" "$root/tmp"
 	cp "$bb" "$root/bin/busybox"
@@ -237,12 +238,12 @@ initramfs() {
 	done
 	cp "tests/kernels/init-$arch.sh" "$root/init"
 	chmod +x "$root/init"
-	[ -n "$extra" ] && cp -a "$extra"/. "$root/"
+	[ -n "$extra" ] && cp -a "$extra"/. "$root/" && chmod 0755 "$root"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
 	rm -rf "$root"
 }
 
-# ---- arm64: the cross build and the guest's own user-space pieces ------------------------------
+# ---- arm64: the cross build and the guest's own user-space pieces (busybox, setpriv, curl) ------------------------------
 arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (busybox)
 	if [ "${ARM64_BUILD_SKIP:-}" != 1 ]; then
 		command -v aarch64-linux-gnu-gcc >/dev/null ||
@@ -259,8 +260,8 @@ arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (bus
 	local d=$CACHE/arm64-userland p
 	if [ ! -e "$d/.unpacked" ]; then
 		rm -rf "$d" && mkdir -p "$d/debs"
-		(cd "$d/debs" && apt-get -o APT::Sandbox::User=root -qq download busybox-static:arm64 util-linux:arm64 \
-			libcap-ng0:arm64) || return 1
+		(cd "$d/debs" && apt-get -o APT::Sandbox::User=root -qq download busybox-static:arm64 \
+			util-linux:arm64 libcap-ng0:arm64 curl:arm64) || return 1
 		for p in "$d"/debs/*.deb; do dpkg-deb -x "$p" "$d/root" || return 1; done
 		rm -rf "$d/debs"
 		touch "$d/.unpacked"
@@ -268,7 +269,9 @@ arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (bus
 	ARM64_BB=$d/root/bin/busybox
 	ARM64_EXTRA=$(mktemp -d /tmp/netstack-arm64x.XXXXXX)
 	mkdir -p "$ARM64_EXTRA/usr/bin" "$ARM64_EXTRA/opt/lib"
-	cp "$d/root/usr/bin/setpriv" "$ARM64_EXTRA/usr/bin/"
+	chmod 0755 "$ARM64_EXTRA"
+	# curl: busybox's wget crashes here; its libcurl4:arm64 came with libcurl4-openssl-dev:arm64.
+	cp "$d/root/usr/bin/setpriv" "$d/root/usr/bin/curl" "$ARM64_EXTRA/usr/bin/"
 	cp -a "$d"/root/lib/aarch64-linux-gnu/libcap-ng.so.0* "$d"/root/usr/lib/aarch64-linux-gnu/libcap-ng.so.0* \
 		"$ARM64_EXTRA/opt/lib/" 2>/dev/null
 	ls "$ARM64_EXTRA"/opt/lib/libcap-ng.so.0* >/dev/null 2>&1 || { echo "libcap-ng0:arm64 not unpacked"; return 1; }
@@ -316,7 +319,7 @@ boot() { # KERNEL-ARCH
 	{
 		echo "KERNEL='$kernel' ARCH='$arch' KVER='$ver' KDIR='$kdir' WT='$WT'"
 		echo "EXPECT='$(expect_row "$kernel" "$arch")'"
-		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV'"
+		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV' CI='${CI:-}'"
 		if [ "$arch" = arm64 ]; then
 			echo "BUILD='$WT/$ARM64_BUILD'"
 		else
