@@ -137,12 +137,10 @@ start() { # [ARGS...]: the exporter as $PROFILE; sets PID URL LOG
 	local ini=$WT/conf/netstack_exporter.ini
 	[ "$PROFILE" = pod ] && ini=/tmp/pod.ini
 	# exec: $PID is the exporter itself, which the SIGTERM below must reach.
-	[ -n "${MEMLOCK:-}" ] && ulimit -l "$MEMLOCK" # as root, before the profile drops privileges
+	# shellcheck disable=SC2086 # the setpriv options are words
 	case $PROFILE in
 	root) exec "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
-	# shellcheck disable=SC2086
 	shipped) exec setpriv $SHIPPED_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
-	# shellcheck disable=SC2086
 	pod) exec setpriv $POD_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
 	esac >"$LOG" 2>&1 </dev/null &
 	PID=$!
@@ -170,7 +168,7 @@ sed 's|^cgroup = /host/sys/fs/cgroup$|cgroup = /sys/fs/cgroup|' \
 	"$WT/deploy/kubernetes/base/netstack_exporter.ini" >/tmp/pod.ini
 
 run_profile() {
-	local strict_pid= c up want s0 s1 np nft seg rtt tries t0
+	local strict_pid='' c up want s0 s1 np nft seg rtt tries t0
 	t0=$(uptime_s)
 	echo "# $P $PROFILE: start at uptime $t0"
 	if [ "$all_up" = 1 ]; then

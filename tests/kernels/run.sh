@@ -14,14 +14,14 @@
 # installed on the host. Prints "ok - <kernel> <arch> <profile>: <check>" lines; exit 77 when it
 # cannot run here (not root, no QEMU); a guest that does not boot shows its console's tail.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 WT=$PWD
 BUILD=${BUILD:-build}
 ARM64_BUILD=${ARM64_BUILD:-$BUILD/arm64}
 CACHE=${KERNELS_CACHE:-build/kernels}
 BOOT_TIMEOUT=${KERNEL_TIMEOUT:-420}
 SMP=${KERNEL_SMP:-2}
-FAILED=0
+FAILED=0 PASSED_N=0 FAILED_N=0
 
 # ---- what each kernel is expected to do: one row per kernel, the same for every profile ------
 # (root, and each way the project ships it: a collector up as root must be up as shipped).
@@ -43,12 +43,15 @@ KERNEL_TABLE='
 6.1       arm64  bookworm  ^linux-image-6\.1\.0-[0-9]+-arm64$
 '
 
-ok() { echo "ok - $1"; }
+ok() {
+	echo "ok - $1"
+	PASSED_N=$((PASSED_N + 1))
+}
 not_ok() {
 	echo "not ok - $1"
 	shift
 	[ $# -gt 0 ] && printf '  %s\n' "$@"
-	FAILED=1
+	FAILED=1 FAILED_N=$((FAILED_N + 1))
 }
 skip_all() {
 	echo "!!!!! SKIPPED: kernel matrix: $* !!!!!" >&2
@@ -348,6 +351,8 @@ boot() { # KERNEL-ARCH
 	took_all=$(secs "$t1" "$(now)")
 	if [ -s "$res/out/log" ]; then
 		tr -d '\r' <"$res/out/log" | grep -E '^(ok|not ok) - |^  |^# '
+		PASSED_N=$((PASSED_N + $(grep -c '^ok - ' "$res/out/log")))
+		FAILED_N=$((FAILED_N + $(grep -c '^not ok - ' "$res/out/log")))
 		grep -q '^not ok - ' "$res/out/log" && FAILED=1
 	fi
 	if ! grep -q '^# guest done' "$res/out/log" 2>/dev/null; then
@@ -357,7 +362,7 @@ boot() { # KERNEL-ARCH
 	fi
 	took_boot=$(sed -n 's/^# guest started at uptime \([0-9.]*\).*/\1/p' "$res/out/log" 2>/dev/null)
 	TIMINGS+=("$kernel $arch: $(secs "$t0" "$t1") s to prepare, ${took_boot:-?} s to boot, ${took_all} s boot+checks")
-	[ -n "${KEEP_TMP:-}" ] && echo "# kept $res" || rm -rf "$res"
+	if [ -n "${KEEP_TMP:-}" ]; then echo "# kept $res"; else rm -rf "$res"; fi
 }
 
 T0=$(now)
@@ -366,5 +371,6 @@ for k in "$@"; do
 done
 echo "# timing:"
 for t in "${TIMINGS[@]}"; do echo "#   $t"; done
+echo "# kernel matrix: $PASSED_N passed, $FAILED_N failed"
 echo "# make test-kernels took $(awk -v s="$(secs "$T0" "$(now)")" 'BEGIN { printf "%.1f min", s / 60 }')"
 exit "$FAILED"
