@@ -195,6 +195,9 @@ kernel_pkg() {
 		depmod -b "$dir" "$ver" || return 1
 		rm -f "$deb"
 		touch "$dir/.unpacked"
+		# Older versions of the same line: superseded, hundreds of MB each.
+		find "$CACHE" -maxdepth 1 -type d -printf '%f\n' | grep -E "$re" | grep -vxF "$pkg" |
+			while read -r old; do rm -rf "${CACHE:?}/$old"; done
 	fi
 	echo "$dir"
 }
