@@ -215,26 +215,6 @@ run_profile() {
 		fi
 	done
 
-	# Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK, which only CAP_SYS_RESOURCE may raise:
-	# when a collector is down with EPERM where it should be up, say whether a higher limit
-	# brings it up.
-	local down=
-	for c in $COLLECTORS; do
-		[ "$(expect "$c")" = up ] && [ "${UP[$c]:-}" != 1 ] &&
-			grep -q "msg=\"$c: .*Operation not permitted" "$LOG" && down+=" $c"
-	done
-	if [ -n "$down" ] && [ "$(ulimit -l)" != unlimited ]; then
-		stop # one at a time: BPF memory is charged per user
-		if MEMLOCK=unlimited start; then
-			echo "# diagnosis: down here:$down; with RLIMIT_MEMLOCK unlimited instead of $(ulimit -l) KiB:" \
-				"$(curl -sf "$URL/metrics" | sed -n 's/^netstack_collector_up{collector="\(.*\)"} \([01]\)$/\1=\2/p' | tr '\n' ' ')"
-			grep 'level=error' "$LOG" | sed 's/^/#   /'
-		fi
-		stop
-		start || { not_ok "exporter starts again" "$(show_log)"; return; }
-		strict_pid=''
-		scrape /tmp/s0
-	fi
 	mark "collectors checked"
 	# ---- drops ----
 	if [ "$(expect drops)" = up ] && [ "$(is_up drops)" != 1 ]; then
