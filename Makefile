@@ -57,7 +57,8 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_
 BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
-.PHONY: FORCE all deps test-deps bench-deps run test tsan unit tools fuzzers lint bench bench-quick \
+.PHONY: FORCE all deps test-deps bench-deps run test test-kernels tsan unit tools fuzzers lint \
+	bench bench-quick \
 	install uninstall \
 	vmlinux format clean
 .DELETE_ON_ERROR:
@@ -131,11 +132,18 @@ unit: $(UNIT_TESTS)
 tools: $(TOOLS)
 fuzzers: $(FUZZERS)
 
-# The suite runs twice, plainly and under ASan+UBSan, then the fuzzers for FUZZ_SECONDS each.
+# The suite runs twice, plainly and under ASan+UBSan, then the fuzzers for FUZZ_SECONDS each,
+# then the kernel matrix on the plain build.
 test: test-deps all $(UNIT_TESTS) $(TOOLS) lint
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit tools
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang FUZZ=1 fuzzers
-	$(Q)FUZZ_BUILD=$(BUILD)/fuzz/fuzz tests/run.sh $(BUILD) $(BUILD)/asan
+	$(Q)FUZZ_BUILD=$(BUILD)/fuzz/fuzz KERNELS_BUILD=$(BUILD) tests/run.sh $(BUILD) $(BUILD)/asan
+
+# The kernel matrix (tests/kernels/run.sh): Debian's 6.1, 6.12 and 5.10 kernels (x86_64) and 6.1
+# (arm64, cross-built into $(BUILD)/arm64) booted under QEMU, the exporter checked in each as
+# root and as shipped. KERNELS="6.1-amd64 ..." picks some.
+test-kernels: test-deps all $(UNIT_TESTS) $(TOOLS)
+	$(Q)BUILD=$(BUILD) tests/kernels/run.sh
 
 # ThreadSanitizer over the tests where threads meet (tests/tsan.sh): 3 to 7 minutes here, so
 # not part of make test.
@@ -195,4 +203,4 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Run every unit test binary and integration script, once per build directory given
 # (default: $BUILD or build), then the fuzzers in $FUZZ_BUILD if set. Each prints TAP-style
-# "ok - name" / "not ok - name" lines. Ends with "N passed, N failed, N skipped". Under
+# "ok - name" / "not ok - name" lines, then the kernel matrix (tests/kernels/run.sh, QEMU) on
+# $KERNELS_BUILD if set. Ends with "N passed, N failed, N skipped". Under
 # CI=true a skipped script counts as failed: CI must run everything.
 set -u
 cd "$(dirname "$0")/.."
@@ -49,6 +50,9 @@ for BUILD in "$@"; do
 done
 if [ -n "${FUZZ_BUILD:-}" ]; then
 	tally "fuzz ($FUZZ_BUILD)" bash tests/fuzz/run.sh "$FUZZ_BUILD"
+fi
+if [ -n "${KERNELS_BUILD:-}" ]; then
+	BUILD=$KERNELS_BUILD tally "kernels ($KERNELS_BUILD)" bash tests/kernels/run.sh
 fi
 echo
 echo "$pass passed, $fail failed, $skip skipped"

@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Inside an x86_64 guest of tests/kernels/run.sh (as its init): mounts what a node has, then for
+# each profile (root; shipped = the systemd unit's user and capabilities; pod = the DaemonSet's)
+# starts the exporter and checks it against the guest kernel's own counters:
+#   - netstack_collector_up per collector as the expectation table says; a collector expected
+#     down logs why; --strict serves (and exits 0) when all are expected up, exits 1 otherwise;
+#   - drops: NO_SOCKET equals the namespace's Udp NoPorts, NETFILTER_DROP equals an nftables
+#     rule's counter, the reason count and numbers are this kernel's (BTF, tracefs);
+#   - retrans: retransmitted segments equal the namespaces' TcpRetransSegs under nftables loss;
+#   - rtt: the histogram gets samples from that transfer.
+# Results go to /tmp/results/log (a 9p directory the host reads); then the guest powers off.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C
+RES=/tmp/results
+uptime_s() {
+	local u _
+	read -r u _ </proc/uptime
+	echo "$u"
+}
+exec >"$RES/log" 2>&1
+# shellcheck source=/dev/null
+. "$RES/env"
+poweroff_now() {
+	echo "# guest done at uptime $(uptime_s)"
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 10
+}
+trap poweroff_now EXIT
+echo "# guest started at uptime $(uptime_s) on $(uname -r) ($(nproc) CPUs)"
+cd "$WT" || exit 1
+
+# The kernel loads modules (nf_tables, veth, ...) from the unpacked package: the host has no
+# /lib/modules for this kernel and its root is read-only here.
+printf '#!/bin/sh\nexec /sbin/modprobe -d "%s" "$@"\n' "$KDIR" >/run/modprobe
+chmod +x /run/modprobe
+echo /run/modprobe >/proc/sys/kernel/modprobe
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t bpf bpf /sys/fs/bpf
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+ip link set lo up
+
+P="$KERNEL $ARCH"
+EXP=$BUILD/netstack_exporter
+TCPBULK=$BUILD/tests/tcpbulk
+UDPFLOOD=$BUILD/tests/udpflood
+COLLECTORS="drops retrans rtt"
+ok() { echo "ok - $P $PROFILE: $1"; }
+not_ok() {
+	echo "not ok - $P $PROFILE: $1"
+	shift
+	[ $# -gt 0 ] && printf '  %s\n' "$@"
+	return 0
+}
+check_eq() { # NAME EXPECTED ACTUAL [DETAIL...]
+	local name=$1 e=$2 a=$3
+	shift 3
+	if [ "$e" = "$a" ]; then ok "$name ($a)"; else not_ok "$name" "expected $e, got $a" "$@"; fi
+}
+# Builtins where they do: every process costs under TCG.
+declare -A WANT UP
+for kv in $EXPECT; do WANT[${kv%%=*}]=${kv#*=}; done
+expect() { echo "${WANT[$1]:-}"; }
+all_up=1
+for c in $COLLECTORS; do [ "$(expect "$c")" = up ] || all_up=0; done
+
+# /proc/net/snmp of a namespace: snmp NS Udp NoPorts
+snmp() {
+	ip netns exec "$1" awk -v p="$2:" -v f="$3" '$1 == p {
+		if (!n) { for (i = 2; i <= NF; i++) col[$i] = i; n = 1 } else print $col[f] }' /proc/net/snmp
+}
+scrape() { curl -sf -m 20 "$URL/metrics" >"$1" || : >"$1"; }
+fsum() { # FILE REGEX: sum of the samples whose name{labels} matches
+	RE=$2 awk 'BEGIN { re = ENVIRON["RE"] } /^#/ { next }
+		{ v = $NF; $NF = ""; sub(/ +$/, ""); if ($0 ~ re) s += v } END { printf "%.0f\n", s }' "$1"
+}
+delta() { echo $(($(fsum "$2" "$3") - $(fsum "$1" "$3"))); }
+
+# ---- the namespaces, made once for every profile ---------------------------------------------
+# A: UDP to a closed port and to a port nftables drops, on its loopback.
+# C -> S over veth: bulk TCP with 5 % of the data packets dropped by nftables in S.
+ip netns add A && ip netns add C && ip netns add S || echo "# cannot create network namespaces"
+for ns in A C S; do ip -n "$ns" link set lo up; done
+ip link add vc netns C type veth peer name vs netns S
+ip -n C addr add 10.99.0.1/24 dev vc && ip -n S addr add 10.99.0.2/24 dev vs
+ip -n C link set vc up && ip -n S link set vs up
+ip netns exec A nft -f - <<'EOF' || echo "# cannot load nftables rules in A"
+table inet kt {
+	chain in {
+		type filter hook input priority filter; policy accept;
+		udp dport 7777 counter drop
+	}
+}
+EOF
+ip netns exec S nft -f - <<'EOF' || echo "# cannot load nftables rules in S"
+table inet kt {
+	chain in {
+		type filter hook input priority filter; policy accept;
+		tcp dport 5201 meta length > 200 numgen random mod 100 < 5 drop
+	}
+}
+EOF
+ip netns exec S "$TCPBULK" sink 10.99.0.2 5201 >/tmp/sink.log 2>&1 &
+nft_packets() { ip netns exec A nft list chain inet kt in | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'; }
+
+# The kernel's own names and numbers of the drop reasons: the print format of skb/kfree_skb
+# (__print_symbolic over enum skb_drop_reason; its MAX entry is a bound, not a reason).
+FORMAT=/sys/kernel/tracing/events/skb/kfree_skb/format
+grep -o '{ [0-9]*, "[A-Z_0-9]*" }' "$FORMAT" 2>/dev/null | sed 's/{ \([0-9]*\), "\(.*\)" }/\2 \1/' |
+	grep -v '^MAX ' >/tmp/reasons.tracefs
+tracefs_reason() { awk -v n="$1" '$1 == n { print $2 }' /tmp/reasons.tracefs; }
+echo "# namespaces and nftables ready at uptime $(uptime_s)"
+# And from the kernel's BTF: every enum's "enum enumerator value", then the reasons the exporter
+# should know (enum skb_drop_reason less MAX and the subsystem mask, and subsystem enums
+# *drop_reason with a subsystem id in the high bits), and the numbers of the two we cause.
+bpftool btf dump file /sys/kernel/btf/vmlinux format c 2>/dev/null |
+	awk '/^enum [A-Za-z_0-9]+ \{$/ { e = $2; next } /^\};/ { e = ""; next }
+		e != "" { gsub(/[\t,]/, ""); print e, $1, $3 }' >/tmp/enums
+N_REASONS=$(awk '($1 == "skb_drop_reason" && $2 != "SKB_DROP_REASON_MAX" &&
+	$2 != "SKB_DROP_REASON_SUBSYS_MASK") ||
+	($1 ~ /.drop_reason$/ && $1 != "skb_drop_reason" && $3 >= 65536) { n++ } END { print n + 0 }' /tmp/enums)
+declare -A REASON_BTF
+for c in NO_SOCKET NETFILTER_DROP; do
+	REASON_BTF[$c]=$(awk -v n="SKB_DROP_REASON_$c" '$1 == "skb_drop_reason" && $2 == n { print $3 }' /tmp/enums)
+done
+echo "# RLIMIT_MEMLOCK here (the kernel's default, inherited by every profile): $(ulimit -l) KiB"
+echo "# setup done at uptime $(uptime_s)"
+
+# ---- one profile ----------------------------------------------------------------------------
+PORT=9437
+start() { # [ARGS...]: the exporter as $PROFILE; sets PID URL LOG
+	PORT=$((PORT + 1))
+	URL=http://127.0.0.1:$PORT
+	LOG=/tmp/exporter.$PROFILE.$PORT.log
+	local ini=$WT/conf/netstack_exporter.ini
+	[ "$PROFILE" = pod ] && ini=/tmp/pod.ini
+	# exec: $PID is the exporter itself, which the SIGTERM below must reach.
+	# shellcheck disable=SC2086 # the setpriv options are words
+	case $PROFILE in
+	root) exec "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
+	shipped) exec setpriv $SHIPPED_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
+	pod) exec setpriv $POD_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
+	esac >"$LOG" 2>&1 </dev/null &
+	PID=$!
+	# Up to 4 minutes: under TCG on a busy host start-up (BTF parsed a few times) is slow.
+	local deadline=$((SECONDS + 240))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		curl -sf -m 5 "$URL/healthz" >/dev/null 2>&1 && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	return 1
+}
+is_up() { echo "${UP[$1]:-}"; }
+stop() { # sets STOP_RC, the exit status
+	kill -TERM "$PID" 2>/dev/null
+	wait "$PID"
+	STOP_RC=$?
+}
+mark() { echo "# $P $PROFILE: $1 at uptime $(uptime_s)"; }
+show_log() { sed 's/^/    /' "$LOG" | tail -n 15; }
+
+# The DaemonSet's INI with its cgroup path (the node's /sys/fs/cgroup mounted in the pod) where
+# this guest has it.
+sed 's|^cgroup = /host/sys/fs/cgroup$|cgroup = /sys/fs/cgroup|' \
+	"$WT/deploy/kubernetes/base/netstack_exporter.ini" >/tmp/pod.ini
+
+run_profile() {
+	local strict_pid='' c up want s0 s1 np nft seg rtt tries t0
+	t0=$(uptime_s)
+	echo "# $P $PROFILE: start at uptime $t0"
+	if [ "$all_up" = 1 ]; then
+		if start --strict; then
+			ok "--strict starts and serves (every collector expected up)"
+			strict_pid=$PID
+		else
+			not_ok "--strict starts and serves (every collector expected up)" \
+				"it exited $(wait "$PID"; echo $?); its log:" "$(show_log)"
+			start || { not_ok "exporter starts" "$(show_log)"; return; }
+		fi
+	else
+		start --strict
+		if kill -0 "$PID" 2>/dev/null; then
+			not_ok "--strict exits 1 (a collector is expected down)" "it serves"
+			stop
+		else
+			wait "$PID"
+			check_eq "--strict exits 1 (a collector is expected down)" 1 "$?"
+		fi
+		start || { not_ok "exporter starts" "$(show_log)"; return; }
+	fi
+
+	mark "exporter serving"
+	scrape /tmp/s0
+	UP=()
+	local line
+	while read -r line; do
+		[[ $line =~ ^netstack_collector_up\{collector=\"([a-z_]+)\"\}\ ([01])$ ]] &&
+			UP[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+	done </tmp/s0
+	for c in $COLLECTORS; do
+		want=$(expect "$c")
+		up=${UP[$c]:-}
+		[ "$want" = up ] && want=1 || want=0
+		check_eq "collector $c up = $want" "$want" "${up:-absent}" \
+			"log: $(grep "$c:" "$LOG" | head -n 3)"
+		if [ "$want" = 0 ]; then
+			if grep -q "level=error.*msg=\"$c: " "$LOG"; then
+				ok "$c down with a clear log line: $(grep -m1 "level=error.*msg=\"$c: " "$LOG" | sed 's/.*msg=//')"
+			else
+				not_ok "$c down with a clear log line" "$(show_log)"
+			fi
+		fi
+	done
+
+	mark "collectors checked"
+	# ---- drops ----
+	if [ "$(expect drops)" = up ] && [ "$(is_up drops)" != 1 ]; then
+		not_ok "drops: exact counts and reason names" "not checked: the collector is down"
+	elif [ "$(expect drops)" = up ]; then
+		for tries in 1 2; do
+			scrape /tmp/d0
+			np=$(snmp A Udp NoPorts)
+			nft=$(nft_packets)
+			ip netns exec A "$UDPFLOOD" 127.0.0.1 9 1000 >/dev/null 2>&1
+			ip netns exec A "$UDPFLOOD" 127.0.0.1 7777 300 >/dev/null 2>&1
+			sleep 0.2
+			scrape /tmp/d1
+			np=$(($(snmp A Udp NoPorts) - np))
+			nft=$(($(nft_packets) - nft))
+			s0=$(delta /tmp/d0 /tmp/d1 '^netstack_skb_drops_total[{]reason="NO_SOCKET",family="ipv4",protocol="udp"')
+			s1=$(delta /tmp/d0 /tmp/d1 '^netstack_skb_drops_total[{]reason="NETFILTER_DROP",family="ipv4",protocol="udp"')
+			[ "$s0" = "$np" ] && [ "$s1" = "$nft" ] && break
+			echo "# attempt $tries: NO_SOCKET $s0 / NoPorts $np, NETFILTER_DROP $s1 / nft $nft"
+		done
+		[ "$np" -gt 0 ] || not_ok "the flood made Udp NoPorts grow" "$np"
+		check_eq "drops NO_SOCKET equals Udp NoPorts" "$np" "$s0"
+		[ "$nft" -gt 0 ] || not_ok "the nftables rule counted packets" "$nft"
+		check_eq "drops NETFILTER_DROP equals the nftables counter" "$nft" "$s1"
+		# Every UDP drop of the flood under a name, none under a bare number.
+		check_eq "no drop reason rendered as a bare number" 0 \
+			"$(grep -c '^netstack_skb_drops_total{reason="[0-9]' /tmp/d1)"
+		local n_exp
+		n_exp=$(sed -n 's/.*drops: attached .*(\([0-9]*\) reasons from .*/\1/p' "$LOG")
+		check_eq "drops knows this kernel's $N_REASONS reasons (its BTF)" "$N_REASONS" "${n_exp:-?}"
+		for c in NO_SOCKET NETFILTER_DROP; do
+			check_eq "$c is $(tracefs_reason "$c") in this kernel's tracefs format and BTF" \
+				"$(tracefs_reason "$c")" "${REASON_BTF[$c]}"
+		done
+	else
+		# Why it is down: this kernel's kfree_skb carries no reason.
+		if [ -r "$FORMAT" ] && ! grep -q 'field:.* reason;' "$FORMAT"; then
+			ok "this kernel's skb/kfree_skb has no reason field (tracefs format)"
+		else
+			not_ok "this kernel's skb/kfree_skb has no reason field (tracefs format)" \
+				"$(grep field: "$FORMAT" 2>&1)"
+		fi
+	fi
+
+	mark "drops checked"
+	# ---- retrans and rtt, one lossy transfer ----
+	if [ "$(expect retrans)" = up ] || [ "$(expect rtt)" = up ]; then
+		for tries in 1 2; do
+			scrape /tmp/r0
+			seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs)))
+			ip netns exec C "$TCPBULK" send 10.99.0.2 5201 1.5 >/dev/null 2>&1
+			sleep 0.3 # the last ACKs and FIN
+			scrape /tmp/r1
+			seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs) - seg))
+			s0=$(delta /tmp/r0 /tmp/r1 '^netstack_tcp_retransmitted_segments_total')
+			rtt=$(delta /tmp/r0 /tmp/r1 '^netstack_tcp_rtt_seconds_count')
+			[ "$(expect retrans)" = down ] || [ "$s0" = "$seg" ] && break
+			echo "# attempt $tries: segments $s0 / TcpRetransSegs $seg"
+		done
+		if [ "$(expect retrans)" = up ] && [ "$(is_up retrans)" != 1 ]; then
+			not_ok "retransmitted segments equal TcpRetransSegs" "not checked: the collector is down"
+		elif [ "$(expect retrans)" = up ]; then
+			[ "$seg" -gt 0 ] || not_ok "the lossy transfer retransmitted (TcpRetransSegs)" "$seg"
+			check_eq "retransmitted segments equal TcpRetransSegs" "$seg" "$s0"
+		fi
+		if [ "$(expect rtt)" = up ] && [ "$(is_up rtt)" != 1 ]; then
+			not_ok "the RTT histogram gets samples" "not checked: the collector is down"
+		elif [ "$(expect rtt)" = up ]; then
+			if [ "$rtt" -gt 0 ]; then
+				ok "the RTT histogram got $rtt samples"
+			else
+				not_ok "the RTT histogram gets samples" "$rtt"
+			fi
+		fi
+	fi
+
+	mark "retrans and rtt checked"
+	if [ -n "$strict_pid" ]; then
+		stop
+		check_eq "--strict exits 0 on SIGTERM" 0 "$STOP_RC"
+	else
+		stop
+	fi
+	cp "$LOG" "$RES/exporter.$PROFILE.log"
+	echo "# $P $PROFILE: done in $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+}
+
+for PROFILE in ${PROFILES:-root shipped pod}; do
+	run_profile
+done

@@ -1,0 +1,379 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The kernel matrix (make test-kernels): Debian's own kernel packages booted under QEMU (TCG: no
+# KVM needed), the exporter run inside each guest as root and as shipped, real traffic, the
+# guest's own counters as the reference. One boot per kernel runs every check (tests/kernels/
+# guest.sh for x86_64, guest-arm64.sh for arm64).
+#
+#   tests/kernels/run.sh [KERNEL...]    KERNEL: 6.1-amd64 6.12-amd64 5.10-amd64 6.1-arm64
+#                                       (default: all of them, or $KERNELS)
+# BUILD (default build) is the x86_64 build under test, ARM64_BUILD (default $BUILD/arm64) the
+# arm64 one, built here unless ARM64_BUILD_SKIP=1. Kernel packages are fetched with apt-get
+# download (Debian 11's from a private apt configuration: the host's sources stay as they are),
+# unpacked with dpkg-deb -x, and kept in $KERNELS_CACHE (default build/kernels); nothing is
+# installed on the host. Prints "ok - <kernel> <arch> <profile>: <check>" lines; exit 77 when it
+# cannot run here (not root, no QEMU); a guest that does not boot shows its console's tail.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+WT=$PWD
+BUILD=${BUILD:-build}
+ARM64_BUILD=${ARM64_BUILD:-$BUILD/arm64}
+CACHE=${KERNELS_CACHE:-build/kernels}
+BOOT_TIMEOUT=${KERNEL_TIMEOUT:-420}
+SMP=${KERNEL_SMP:-2}
+FAILED=0 PASSED_N=0 FAILED_N=0
+
+# ---- what each kernel is expected to do: one row per kernel, the same for every profile ------
+# (root, and each way the project ships it: a collector up as root must be up as shipped).
+# 5.10: tp_btf/kfree_skb has no drop reason argument (5.17+), so drops is down; the others run.
+EXPECT_TABLE='
+# kernel  arch   drops  retrans  rtt
+6.1       amd64  up     up       up
+6.12      amd64  up     up       up
+5.10      amd64  down   up       up
+6.1       arm64  up     up       up
+'
+# Where each kernel comes from: suite (bookworm = the host's apt sources; bullseye = a private
+# apt configuration under $CACHE/apt) and the package name, newest matching version.
+KERNEL_TABLE='
+# kernel  arch   suite     package (extended regex)
+6.1       amd64  bookworm  ^linux-image-6\.1\.0-[0-9]+-amd64$
+6.12      amd64  bookworm  ^linux-image-6\.12\.[0-9]+\+deb12-amd64$
+5.10      amd64  bullseye  ^linux-image-5\.10\.0-[0-9]+-amd64$
+6.1       arm64  bookworm  ^linux-image-6\.1\.0-[0-9]+-arm64$
+'
+
+ok() {
+	echo "ok - $1"
+	PASSED_N=$((PASSED_N + 1))
+}
+not_ok() {
+	echo "not ok - $1"
+	shift
+	[ $# -gt 0 ] && printf '  %s\n' "$@"
+	FAILED=1 FAILED_N=$((FAILED_N + 1))
+}
+skip_all() {
+	echo "!!!!! SKIPPED: kernel matrix: $* !!!!!" >&2
+	exit 77
+}
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (QEMU's 9p export of / and apt-get download)"
+command -v qemu-system-x86_64 >/dev/null || skip_all "needs qemu-system-x86 (scripts/deps.sh kernels)"
+for tool in busybox cpio dpkg-deb depmod apt-get xz perl jq; do
+	command -v "$tool" >/dev/null || skip_all "needs $tool (scripts/deps.sh kernels)"
+done
+[ -x "$BUILD/netstack_exporter" ] || skip_all "$BUILD/netstack_exporter not built"
+mkdir -p "$CACHE"
+CACHE=$(cd "$CACHE" && pwd)
+[ $# -gt 0 ] || set -- ${KERNELS:-6.1-amd64 6.12-amd64 5.10-amd64 6.1-arm64}
+
+# ---- item 5: what ships, parsed from the files that ship it ----------------------------------
+# Two profiles: "shipped" is the systemd unit (the user systemd gives it, the unit's capabilities
+# as ambient ones, no_new_privs, conf/ INI as make install installs it); "pod" is the DaemonSet
+# with the image's user (uid 0 whose bounding set is only the added capabilities, no_new_privs
+# from allowPrivilegeEscalation: false, the ConfigMap's INI). Where two files describe the same
+# process they must agree.
+UNIT=deploy/systemd/netstack_exporter.service
+DS=deploy/kubernetes/base/daemonset.yaml
+DOCKERFILE=deploy/docker/Dockerfile
+unit_key() { # KEY: the unit's value (last assignment wins, as in systemd)
+	sed -n "s/^$1=//p" "$UNIT" | tail -n 1
+}
+capset() { # "CAP_BPF CAP_X" or "BPF X" -> "bpf,x" sorted
+	tr ' ' '\n' | sed '/^$/d; s/^CAP_//' | tr 'A-Z' 'a-z' | sort -u | paste -sd,
+}
+U_AMB=$(unit_key AmbientCapabilities | capset)
+U_BND=$(unit_key CapabilityBoundingSet | capset)
+if [ -n "$U_AMB" ] && [ "$U_AMB" = "$U_BND" ]; then
+	ok "shipped: $UNIT: AmbientCapabilities equals CapabilityBoundingSet ($U_AMB)"
+else
+	not_ok "shipped: $UNIT: AmbientCapabilities equals CapabilityBoundingSet" \
+		"ambient '$U_AMB', bounding '$U_BND'"
+fi
+U_USER=$(unit_key User)
+if [ "$(unit_key DynamicUser)" = yes ] || [ -n "$U_USER" ]; then
+	# DynamicUser: an unused uid that owns nothing; nobody is the same to the kernel.
+	[ -n "$U_USER" ] || U_USER=nobody
+	U_GROUP=$(unit_key Group)
+	[ -n "$U_GROUP" ] || U_GROUP=$(id -gn "$U_USER" 2>/dev/null || echo nogroup)
+	ok "shipped: $UNIT runs the exporter as a non-root user (here: $U_USER:$U_GROUP)"
+else
+	U_USER=root U_GROUP=root
+	not_ok "shipped: $UNIT runs the exporter as a non-root user" "no User= nor DynamicUser=yes"
+fi
+U_NNP=
+[ "$(unit_key NoNewPrivileges)" = yes ] && U_NNP=--no-new-privs
+SHIPPED_SETPRIV="--reuid=$U_USER --regid=$U_GROUP --clear-groups --bounding-set=-all,+${U_AMB//,/,+}"
+SHIPPED_SETPRIV+=" --inh-caps=-all,+${U_AMB//,/,+} --ambient-caps=-all,+${U_AMB//,/,+} $U_NNP"
+
+yaml_ds() { # the DaemonSet's first container as JSON
+	perl -MYAML::XS -MJSON::PP -e '$YAML::XS::Boolean = "JSON::PP"; local $/;
+		my @d = grep { defined } YAML::XS::Load(<STDIN>);
+		print JSON::PP->new->canonical->encode(\@d), "\n"' <"$DS" |
+		jq -c '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0]'
+}
+if ! DSC=$(yaml_ds) || [ -z "$DSC" ]; then
+	not_ok "pod: $DS parses (needs libyaml-libyaml-perl and jq)"
+	DSC='{}'
+fi
+P_CAPS=$(jq -r '.securityContext.capabilities.add // [] | join(" ")' <<<"$DSC" | capset)
+P_DROP=$(jq -r '.securityContext.capabilities.drop // [] | join(" ")' <<<"$DSC")
+P_UID=$(jq -r '.securityContext.runAsUser // empty' <<<"$DSC")
+P_GID=$(jq -r '.securityContext.runAsGroup // empty' <<<"$DSC")
+D_USER=$(sed -n 's/^USER[[:space:]]\+//p' "$DOCKERFILE" | tail -n 1)
+if [ "$P_DROP" = ALL ] && [ -n "$P_CAPS" ]; then
+	ok "pod: $DS drops ALL and adds only $P_CAPS"
+else
+	not_ok "pod: $DS drops ALL and adds the capabilities it needs" "drop '$P_DROP' add '$P_CAPS'"
+fi
+# The image's USER is what runs when the DaemonSet does not say; when both say, they must agree.
+[ -n "$P_UID" ] || P_UID=${D_USER%%:*}
+[ -n "$P_GID" ] || P_GID=${D_USER#*:}
+if [ "${D_USER%%:*}" = "$P_UID" ] && [ "${D_USER#*:}" = "$P_GID" ]; then
+	ok "pod: $DOCKERFILE USER ($D_USER) and the DaemonSet's runAsUser:runAsGroup agree"
+else
+	not_ok "pod: $DOCKERFILE USER and the DaemonSet's runAsUser:runAsGroup agree" \
+		"image $D_USER, DaemonSet $P_UID:$P_GID"
+fi
+P_NNP=
+[ "$(jq -r '.securityContext.allowPrivilegeEscalation' <<<"$DSC")" = false ] && P_NNP=--no-new-privs
+# Kubernetes sets no ambient capabilities: uid 0 keeps the bounding set at exec, another uid
+# keeps nothing.
+POD_SETPRIV="--reuid=${P_UID:-0} --regid=${P_GID:-0} --clear-groups"
+POD_SETPRIV+=" --bounding-set=-all,+${P_CAPS//,/,+} --inh-caps=-all --ambient-caps=-all $P_NNP"
+[ "$U_AMB" = "$P_CAPS" ] ||
+	echo "# note: the systemd unit grants $U_AMB, the DaemonSet $P_CAPS; each profile runs with its own"
+echo "# profiles: root; shipped = setpriv $SHIPPED_SETPRIV; pod = setpriv $POD_SETPRIV"
+
+# ---- kernel packages ---------------------------------------------------------------------------
+APT_PRIV=$CACHE/apt
+apt_private() { # apt-get/apt-cache options for the bullseye suite, host sources untouched
+	echo -o Dir::Etc::SourceList="$APT_PRIV/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$APT_PRIV/lists" -o Dir::Cache="$APT_PRIV/cache" \
+		-o APT::Architectures::=amd64 -o Debug::NoLocking=1
+}
+apt_private_update() {
+	mkdir -p "$APT_PRIV/lists/partial" "$APT_PRIV/cache/archives/partial"
+	cat >"$APT_PRIV/sources.list" <<-EOF
+		deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bullseye main
+		deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security bullseye-security main
+	EOF
+	# Once a day is enough: a kernel already in the cache is used as it is.
+	if [ -z "$(find "$APT_PRIV/lists" -name '*Packages*' -mmin -1440 2>/dev/null)" ]; then
+		# shellcheck disable=SC2046
+		apt-get $(apt_private) -qq update >&2
+	fi
+}
+
+# kernel_pkg KERNEL ARCH SUITE REGEX: download and unpack the newest matching package (or
+# reuse the cache); prints the unpacked directory.
+kernel_pkg() {
+	local suite=$3 re=$4 opts=() pkg dir deb
+	if [ "$suite" = bullseye ]; then
+		apt_private_update
+		read -ra opts <<<"$(apt_private)"
+	fi
+	pkg=$(apt-cache "${opts[@]}" search --names-only "$re" 2>/dev/null | awk '{ print $1 }' |
+		sort -V | tail -n 1)
+	if [ -z "$pkg" ]; then # offline, or the arch not configured: the newest cached one
+		pkg=$(find "$CACHE" -maxdepth 1 -type d -printf '%f\n' | grep -E "$re" | sort -V | tail -n 1)
+		[ -n "$pkg" ] || { echo "no package matches $re in $suite" >&2; return 1; }
+	fi
+	dir=$CACHE/$pkg
+	if [ ! -e "$dir/.unpacked" ]; then
+		(cd "$CACHE" && rm -f "${pkg}"_*.deb &&
+			apt-get "${opts[@]}" -o APT::Sandbox::User=root -qq download "$pkg:$2" >&2) || return 1
+		deb=$(ls "$CACHE/${pkg}"_*.deb 2>/dev/null | head -n 1)
+		[ -n "$deb" ] || return 1
+		rm -rf "$dir" && dpkg-deb -x "$deb" "$dir" || return 1
+		# The package's postinst would run depmod; here it runs on the unpacked tree.
+		local ver
+		ver=$(ls "$dir/lib/modules" | head -n 1)
+		depmod -b "$dir" "$ver" || return 1
+		rm -f "$deb"
+		touch "$dir/.unpacked"
+		# Older versions of the same line: superseded, hundreds of MB each.
+		find "$CACHE" -maxdepth 1 -type d -printf '%f\n' | grep -E "$re" | grep -vxF "$pkg" |
+			while read -r old; do rm -rf "${CACHE:?}/$old"; done
+	fi
+	echo "$dir"
+}
+
+# mod_order DIR VER MODULE...: the modules' files (relative to lib/modules/VER), dependencies
+# first, built-in ones left out, from the package's own modules.dep.
+mod_order() {
+	local dir=$1/lib/modules/$2
+	shift 2
+	MODDIR=$dir perl -e '
+		my %dep; open my $f, "<", "$ENV{MODDIR}/modules.dep" or die;
+		while (<$f>) { chomp; my ($m, $d) = split /:\s*/, $_, 2;
+			$dep{$m} = [ split " ", ($d // "") ]; }
+		my %byname = map { my $n = $_; $n =~ s{.*/}{}; $n =~ s/\.ko(\..*)?$//; $n =~ tr/-/_/;
+			($n => $_) } keys %dep;
+		my (%seen, @out);
+		sub visit { my $m = shift; return if $seen{$m}++; visit($_) for reverse @{$dep{$m}};
+			push @out, $m; }
+		for (@ARGV) { (my $n = $_) =~ tr/-/_/; visit($byname{$n}) if $byname{$n}; }
+		print "$_\n" for @out;' "$@"
+}
+
+# initramfs ARCH KDIR VER BUSYBOX OUT EXTRA_DIR: busybox, the 9p/virtio modules (decompressed:
+# busybox insmod reads them whole), /init from tests/kernels/init-<ARCH>.sh, EXTRA_DIR's files.
+initramfs() {
+	local arch=$1 kdir=$2 ver=$3 bb=$4 out=$5 extra=${6:-} root m
+	root=$(mktemp -d /tmp/netstack-initrd.XXXXXX)
+	chmod 0755 "$root" # the guest's /: mktemp's 0700 would lock out the non-root profile
+	mkdir -p "$root/bin" "$root/modules" "$root/proc" "$root/sys" "$root/dev" "$root/newroot" \
+		"$root/host" "$root/results" "$root/tmp"
+	cp "$bb" "$root/bin/busybox"
+	ln -s busybox "$root/bin/sh" # /init installs the other applets
+	: >"$root/modules.order"
+	for m in $(mod_order "$kdir" "$ver" virtio_pci virtio_mmio 9pnet_virtio 9p); do
+		local f=$kdir/lib/modules/$ver/$m b
+		b=$(basename "$m" | sed 's/\.ko\..*$/.ko/')
+		case $m in
+		*.xz) xz -dc "$f" >"$root/modules/$b" ;;
+		*.zst) zstd -qdc "$f" >"$root/modules/$b" ;;
+		*.gz) gzip -dc "$f" >"$root/modules/$b" ;;
+		*) cp "$f" "$root/modules/$b" ;;
+		esac
+		echo "$b" >>"$root/modules.order"
+	done
+	cp "tests/kernels/init-$arch.sh" "$root/init"
+	chmod +x "$root/init"
+	[ -n "$extra" ] && cp -a "$extra"/. "$root/" && chmod 0755 "$root"
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
+	rm -rf "$root"
+}
+
+# ---- arm64: the cross build and the guest's own user-space pieces (busybox, setpriv, curl) ------------------------------
+arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (busybox)
+	if [ "${ARM64_BUILD_SKIP:-}" != 1 ]; then
+		command -v aarch64-linux-gnu-gcc >/dev/null ||
+			{ echo "needs gcc-aarch64-linux-gnu (scripts/deps.sh kernels)"; return 1; }
+		local t0
+		t0=$(now)
+		make -s -j"$SMP" CC=aarch64-linux-gnu-gcc ARCH=arm64 BUILD="$ARM64_BUILD" all unit tools \
+			>"$CACHE/arm64-build.log" 2>&1 ||
+			{ tail -n 30 "$CACHE/arm64-build.log"; return 1; }
+		echo "# arm64: make CC=aarch64-linux-gnu-gcc BUILD=$ARM64_BUILD took $(secs "$t0" "$(now)") s"
+	fi
+	[ -x "$ARM64_BUILD/netstack_exporter" ] || { echo "$ARM64_BUILD/netstack_exporter missing"; return 1; }
+	# busybox and setpriv (util-linux) for arm64, fetched and unpacked like the kernels.
+	local d=$CACHE/arm64-userland p
+	if [ ! -e "$d/.unpacked" ]; then
+		rm -rf "$d" && mkdir -p "$d/debs"
+		(cd "$d/debs" && apt-get -o APT::Sandbox::User=root -qq download busybox-static:arm64 \
+			util-linux:arm64 libcap-ng0:arm64 curl:arm64) || return 1
+		for p in "$d"/debs/*.deb; do dpkg-deb -x "$p" "$d/root" || return 1; done
+		rm -rf "$d/debs"
+		touch "$d/.unpacked"
+	fi
+	ARM64_BB=$d/root/bin/busybox
+	ARM64_EXTRA=$(mktemp -d /tmp/netstack-arm64x.XXXXXX)
+	mkdir -p "$ARM64_EXTRA/usr/bin" "$ARM64_EXTRA/opt/lib"
+	chmod 0755 "$ARM64_EXTRA"
+	# curl: busybox's wget crashes here; its libcurl4:arm64 came with libcurl4-openssl-dev:arm64.
+	cp "$d/root/usr/bin/setpriv" "$d/root/usr/bin/curl" "$ARM64_EXTRA/usr/bin/"
+	cp -a "$d"/root/lib/aarch64-linux-gnu/libcap-ng.so.0* "$d"/root/usr/lib/aarch64-linux-gnu/libcap-ng.so.0* \
+		"$ARM64_EXTRA/opt/lib/" 2>/dev/null
+	ls "$ARM64_EXTRA"/opt/lib/libcap-ng.so.0* >/dev/null 2>&1 || { echo "libcap-ng0:arm64 not unpacked"; return 1; }
+}
+
+# ---- one boot --------------------------------------------------------------------------------
+expect_row() { # KERNEL ARCH: "drops=up retrans=up rtt=up"
+	awk -v k="$1" -v a="$2" '$1 == k && $2 == a { print "drops=" $3, "retrans=" $4, "rtt=" $5 }' \
+		<<<"$EXPECT_TABLE"
+}
+
+TIMINGS=()
+boot() { # KERNEL-ARCH
+	local kernel=${1%-*} arch=${1##*-} row suite re kdir ver res console t0 t1 qemu rc bb extra=
+	row=$(awk -v k="$kernel" -v a="$arch" '$1 == k && $2 == a { print $3, $4 }' <<<"$KERNEL_TABLE")
+	if [ -z "$row" ] || [ -z "$(expect_row "$kernel" "$arch")" ]; then
+		not_ok "$kernel $arch: in the kernel and expectation tables" "unknown kernel '$1'"
+		return
+	fi
+	read -r suite re <<<"$row"
+	t0=$(now)
+	if [ "$arch" = arm64 ]; then
+		command -v qemu-system-aarch64 >/dev/null || {
+			not_ok "$kernel $arch: qemu-system-aarch64 installed" "scripts/deps.sh kernels"
+			return
+		}
+		if ! arm64_prepare; then
+			not_ok "$kernel $arch: arm64 build and guest user space"
+			return
+		fi
+		bb=$ARM64_BB extra=$ARM64_EXTRA
+	else
+		bb=$(command -v busybox)
+	fi
+	if ! kdir=$(kernel_pkg "$kernel" "$arch" "$suite" "$re"); then
+		not_ok "$kernel $arch: kernel package fetched ($re from $suite)"
+		return
+	fi
+	ver=$(ls "$kdir/lib/modules" | head -n 1)
+	res=$(mktemp -d /tmp/netstack-kernel.XXXXXX)
+	initramfs "$arch" "$kdir" "$ver" "$bb" "$res/initrd.gz" "$extra"
+	[ -n "$extra" ] && rm -rf "$extra"
+	mkdir "$res/out"
+	# What the guest runs: its identity, expectations and the profiles (no secrets: paths).
+	{
+		echo "KERNEL='$kernel' ARCH='$arch' KVER='$ver' KDIR='$kdir' WT='$WT'"
+		echo "EXPECT='$(expect_row "$kernel" "$arch")'"
+		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV' CI='${CI:-}'"
+		if [ "$arch" = arm64 ]; then
+			echo "BUILD='$WT/$ARM64_BUILD'"
+		else
+			echo "BUILD='$WT/$BUILD'"
+		fi
+	} >"$res/out/env"
+	console=$res/console.log
+	local vmlinuz common
+	vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -n 1)
+	common=(-m 1024 -smp "$SMP" -nographic -no-reboot -nic none -kernel "$vmlinuz"
+		-initrd "$res/initrd.gz"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$res/out,mount_tag=results,security_model=none,multidevs=remap")
+	if [ "$arch" = arm64 ]; then
+		qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a72 "${common[@]}"
+			-append "console=ttyAMA0 panic=-1 loglevel=4 rdinit=/init")
+	else
+		qemu=(qemu-system-x86_64 -machine q35 -cpu max "${common[@]}"
+			-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init")
+	fi
+	echo "# $kernel $arch: booting $(basename "$kdir") ($ver)"
+	t1=$(now)
+	timeout --foreground -k 10 "$BOOT_TIMEOUT" "${qemu[@]}" </dev/null >"$console" 2>&1
+	rc=$?
+	local took_boot took_all
+	took_all=$(secs "$t1" "$(now)")
+	if [ -s "$res/out/log" ]; then
+		tr -d '\r' <"$res/out/log" | grep -E '^(ok|not ok) - |^  |^# '
+		PASSED_N=$((PASSED_N + $(grep -c '^ok - ' "$res/out/log")))
+		FAILED_N=$((FAILED_N + $(grep -c '^not ok - ' "$res/out/log")))
+		grep -q '^not ok - ' "$res/out/log" && FAILED=1
+	fi
+	if ! grep -q '^# guest done' "$res/out/log" 2>/dev/null; then
+		not_ok "$kernel $arch: guest booted and ran every check" \
+			"qemu exit $rc after ${took_all}s (timeout ${BOOT_TIMEOUT}s); console tail:" \
+			"$(tr -d '\r' <"$console" | tail -n 40)"
+	fi
+	took_boot=$(sed -n 's/^# guest started at uptime \([0-9.]*\).*/\1/p' "$res/out/log" 2>/dev/null)
+	TIMINGS+=("$kernel $arch: $(secs "$t0" "$t1") s to prepare, ${took_boot:-?} s to boot, ${took_all} s boot+checks")
+	if [ -n "${KEEP_TMP:-}" ]; then echo "# kept $res"; else rm -rf "$res"; fi
+}
+
+T0=$(now)
+for k in "$@"; do
+	boot "$k"
+done
+echo "# timing:"
+for t in "${TIMINGS[@]}"; do echo "#   $t"; done
+echo "# kernel matrix: $PASSED_N passed, $FAILED_N failed"
+echo "# make test-kernels took $(awk -v s="$(secs "$T0" "$(now)")" 'BEGIN { printf "%.1f min", s / 60 }')"
+exit "$FAILED"
