@@ -147,17 +147,6 @@ static enum MHD_Result serve_landing(struct MHD_Connection *conn, const struct c
 	return ret;
 }
 
-/* Equal strings, in a time that depends on their lengths only. */
-static bool same_string(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char diff = la != lb;
-
-	for (size_t i = 0; i < la && i < lb; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return !diff;
-}
-
 /* Whether "name:pass" hashes to one of the credentials bcrypt accepted before (d: its hash). */
 static bool granted_before(const struct web *w, const char *name, const char *pass,
 			   unsigned char d[32])

@@ -14,6 +14,9 @@
  */
 struct guard;
 
+/* Equal strings, in a time that depends on their lengths only. */
+bool same_string(const char *a, const char *b);
+
 /* Failed checks one address may make at once, then one every GUARD_AUTH_REFILL seconds. */
 #define GUARD_AUTH_BURST 5
 #define GUARD_AUTH_REFILL 2

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -448,4 +450,23 @@ void ksyms_free(struct ksyms *k)
 		free(k->s[i].name);
 	free(k->s);
 	memset(k, 0, sizeof(*k));
+}
+
+const char *bpf_memlock_hint(int err)
+{
+	static char hint[200];
+	struct rlimit rl;
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+
+	if (err != -EPERM || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2 ||
+	    major * 1000 + minor >= 5011)
+		return "";
+	/* Main thread only (collectors start there): one buffer is enough. */
+	snprintf(hint, sizeof(hint),
+		 "; RLIMIT_MEMLOCK is %llu KiB and Linux %u.%u charges BPF maps to it "
+		 "(raise it: systemd LimitMEMLOCK=infinity, ulimit -l unlimited)",
+		 (unsigned long long)rl.rlim_cur / 1024, major, minor);
+	return hint;
 }

@@ -98,4 +98,10 @@ const struct ksyms *kernel_ksyms(struct kernel *k, int *err);
 /* After every thread that reads k is joined. */
 void kernel_free(struct kernel *k);
 
+/*
+ * Why a BPF load failed with err (-EPERM) when it is RLIMIT_MEMLOCK: kernels before 5.11 charge
+ * BPF maps to it. A phrase to append to the error ("; ..."), or "".
+ */
+const char *bpf_memlock_hint(int err);
+
 #endif

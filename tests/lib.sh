@@ -178,3 +178,26 @@ stop_exporter() {
 		[ "${CLEANUPS[i]}" = "$cmd" ] && CLEANUPS[i]=:
 	done
 }
+
+# For the tests that run tests/tools/httpabuse ($ABUSE) and read its phase lines.
+# wait_line FILE WORD: wait up to 20 s for a line starting with WORD.
+wait_line() {
+	for _ in $(seq 400); do
+		grep -q "^$2 " "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# field FILE PHASE KEY: value of KEY=... on the line of FILE that starts with PHASE.
+field() {
+	awk -v p="$2" -v k="$3" '$1 == p { for (i = 2; i <= NF; i++)
+		if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' "$1"
+}
+# attack OUT ARGS...: run httpabuse ARGS in the background, output in OUT; sets ATTACK.
+attack() {
+	local out=$1
+	shift
+	"$ABUSE" "$@" >"$out" 2>&1 &
+	ATTACK=$!
+	on_exit "kill $ATTACK"
+}

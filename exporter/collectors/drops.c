@@ -260,7 +260,8 @@ static int drops_start(struct kernel *k)
 
 	err = drops_bpf__load(skel);
 	if (err) {
-		log_error("drops: cannot load BPF program: %s", strerror(-err));
+		log_error("drops: cannot load BPF program: %s%s", strerror(-err),
+			  bpf_memlock_hint(err));
 		goto cleanup;
 	}
 	skeleton_release(skel->skeleton);

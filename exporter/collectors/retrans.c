@@ -165,7 +165,8 @@ static int retrans_start(struct kernel *k)
 
 	err = retrans_bpf__load(skel);
 	if (err) {
-		log_error("retrans: cannot load BPF programs: %s", strerror(-err));
+		log_error("retrans: cannot load BPF programs: %s%s", strerror(-err),
+			  bpf_memlock_hint(err));
 		goto cleanup;
 	}
 	skeleton_release(skel->skeleton);

@@ -539,7 +539,9 @@ static int rtt_start(struct kernel *k)
 	}
 	if (err) {
 		log_error("rtt: cannot load BPF programs: %s%s", strerror(-err),
-			  err == -EPERM || err == -EACCES ? CAPS_HINT : "");
+			  *bpf_memlock_hint(err)	    ? bpf_memlock_hint(err)
+			  : err == -EPERM || err == -EACCES ? CAPS_HINT
+							    : "");
 		goto cleanup;
 	}
 	/* Without optional labels, the program that has no label code (bpf/rtt.bpf.c). */

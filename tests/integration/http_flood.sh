@@ -34,27 +34,6 @@ fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 # num_le A B: A <= B (numbers, possibly fractional)
 num_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 <= b + 0) }'; }
-# wait_line FILE WORD: wait up to 20 s for a line starting with WORD.
-wait_line() {
-	for _ in $(seq 400); do
-		grep -q "^$2 " "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-# field FILE PHASE KEY: value of KEY=... on the line of FILE that starts with PHASE.
-field() {
-	awk -v p="$2" -v k="$3" '$1 == p { for (i = 2; i <= NF; i++)
-		if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' "$1"
-}
-# attack OUT ARGS...: run httpabuse ARGS in the background, output in OUT; sets ATTACK.
-attack() {
-	local out=$1
-	shift
-	"$ABUSE" "$@" >"$out" 2>&1 &
-	ATTACK=$!
-	on_exit "kill $ATTACK"
-}
 # timed OUT URL [CURL ARGS...]: one request from 127.0.0.1; appends "CODE SECONDS" to OUT.
 timed() {
 	local out=$1 url=$2
