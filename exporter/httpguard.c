@@ -199,6 +199,21 @@ static void unlist(struct guard *g, struct gconn *c)
 	c->peer->conns--;
 }
 
+static struct guard_stats stats; /* atomics: HTTP threads add, the scrape reads */
+
+static enum guard_auth refused(uint64_t *counter, enum guard_auth why)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+	return why;
+}
+
+void guard_stats(struct guard_stats *s)
+{
+	s->evicted = __atomic_load_n(&stats.evicted, __ATOMIC_RELAXED);
+	s->limited = __atomic_load_n(&stats.limited, __ATOMIC_RELAXED);
+	s->busy = __atomic_load_n(&stats.busy, __ATOMIC_RELAXED);
+}
+
 /* Ranks eviction candidates: more connections from its address, idle, idle for longer. */
 static bool worse(const struct gconn *a, const struct gconn *b)
 {
@@ -223,6 +238,9 @@ static void evict(struct guard *g)
 		return;
 	log_debug("http: %u connections open, closing one of an address that holds %u", g->live,
 		  victim->peer->conns);
+	if (!__atomic_fetch_add(&stats.evicted, 1, __ATOMIC_RELAXED))
+		log_warn("http: over max_connections; closing connections of the addresses that hold "
+			 "the most (netstack_http_connections_evicted_total counts them)");
 	shutdown(victim->fd, SHUT_RDWR);
 	unlist(g, victim);
 }
@@ -419,19 +437,19 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	}
 	*retry_after = 1;
 	if (!c || !c->peer)
-		return GUARD_AUTH_BUSY;
+		return refused(&stats.busy, GUARD_AUTH_BUSY);
 	g = c->g;
 	refill(c->peer, t);
 	/* One check at a time per address, and only while its failures are within budget. */
 	if (c->peer->pending || c->peer->tokens < 1) {
 		if (!c->peer->pending)
 			*retry_after = (unsigned)((1 - c->peer->tokens) * GUARD_AUTH_REFILL) + 1;
-		return GUARD_AUTH_LIMITED;
+		return refused(&stats.limited, GUARD_AUTH_LIMITED);
 	}
 	j = calloc(1, sizeof(*j));
 	if (!j || !(j->pass = strdup(pass)) || strlen(hash) >= sizeof(j->hash)) {
 		free(j);
-		return GUARD_AUTH_BUSY;
+		return refused(&stats.busy, GUARD_AUTH_BUSY);
 	}
 	strcpy(j->hash, hash);
 	j->g = g;
@@ -443,7 +461,7 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	if (g->stopping || g->outstanding >= GUARD_AUTH_QUEUE * (clean ? 2 : 1) || start_worker()) {
 		pthread_mutex_unlock(&jobs_lock);
 		job_free(j);
-		return GUARD_AUTH_BUSY;
+		return refused(&stats.busy, GUARD_AUTH_BUSY);
 	}
 	g->outstanding++;
 	c->peer->pending++;

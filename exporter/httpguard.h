@@ -4,6 +4,7 @@
 
 #include <microhttpd.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * What keeps one HTTP daemon usable while others abuse it: a fair share of connections per
@@ -37,6 +38,14 @@ unsigned guard_mhd_limit(unsigned max_conns);
 void guard_quiesce(struct guard *g);
 /* After MHD_stop_daemon (every connection closed). */
 void guard_free(struct guard *g);
+
+/* What the guards refused since start (every daemon, reloads included), for the scrape. */
+struct guard_stats {
+	uint64_t evicted; /* connections closed to make room for another address's */
+	uint64_t limited; /* password checks refused with 429: the address's failure budget */
+	uint64_t busy;	  /* refused with 503: the check queue was full */
+};
+void guard_stats(struct guard_stats *s);
 
 /* From MHD_OPTION_NOTIFY_CONNECTION. */
 void guard_connection(struct guard *g, struct MHD_Connection *conn, void **socket_context,

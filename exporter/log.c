@@ -6,7 +6,7 @@
 
 #include "log.h"
 
-_Atomic enum log_level log_threshold = LOG_INFO;
+enum log_level log_threshold = LOG_INFO; /* __atomic_*: a reload sets it */
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 

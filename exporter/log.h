@@ -8,7 +8,7 @@
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 /* Set by main (start, reload), read by every thread. */
-extern _Atomic enum log_level log_threshold;
+extern enum log_level log_threshold; /* read and written with __atomic_* */
 
 int log_level_parse(const char *s, enum log_level *out);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

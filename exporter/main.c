@@ -337,7 +337,7 @@ int main(int argc, char **argv)
 		printf("%s: configuration OK\n", config_path ? config_path : "built-in defaults");
 		return 0;
 	}
-	log_threshold = cfg.log_level;
+	__atomic_store_n(&log_threshold, cfg.log_level, __ATOMIC_RELAXED);
 	pin_set_root(cfg.pin_path);
 	if (unpin) {
 		const char *names[MAX_COLLECTORS + 1] = { 0 };

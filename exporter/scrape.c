@@ -13,6 +13,7 @@
 
 #include "collector.h"
 #include "events.h"
+#include "httpguard.h"
 #include "log.h"
 #include "pods.h"
 #include "version.h"
@@ -227,6 +228,7 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 {
 	struct utsname uts;
 	struct labels l = { 0 };
+	struct guard_stats gs;
 	struct expo e;
 
 	mbuf_reset(out);
@@ -252,6 +254,17 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 	expo_family(&e, "netstack_config_last_reload_success_timestamp_seconds", METRIC_GAUGE,
 		    "When the configuration was last loaded successfully (start-up or SIGHUP).");
 	expo_double(&e, NULL, reload_ok_time);
+	guard_stats(&gs);
+	expo_family(
+		&e, "netstack_http_connections_evicted_total", METRIC_COUNTER,
+		"Connections closed over max_connections, of the addresses that held the most.");
+	expo_u64(&e, NULL, gs.evicted);
+	expo_family(
+		&e, "netstack_http_auth_refused_total", METRIC_COUNTER,
+		"Password checks refused before bcrypt: rate_limited (429, the address's failure "
+		"budget), queue_full (503).");
+	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "rate_limited" } }, gs.limited);
+	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "queue_full" } }, gs.busy);
 	per_collector(&e, "netstack_collector_up",
 		      "Whether the collector's BPF programs are attached.", METRIC_GAUGE, 0);
 	per_collector(&e, "netstack_scrape_collector_success",

@@ -122,6 +122,11 @@ echo "# slowloris attacker: $(grep '^done' "$TMP/rslow.out")"
 check "reconnecting flood: the exporter closed and the attackers reopened > 1000 connections ($(field "$TMP/ridle.out" done reopened) + $(field "$TMP/rslow.out" done reopened))" \
 	num_le 1000 $(($(field "$TMP/ridle.out" done reopened) + $(field "$TMP/rslow.out" done reopened)))
 
+ev=$(curl -sf "$U/metrics" | awk '$1 == "netstack_http_connections_evicted_total" { print $2 }')
+check "the evictions are counted: netstack_http_connections_evicted_total ${ev:-absent} >= 1000" \
+	num_le 1000 "${ev:-0}"
+check "... and logged once" test "$(grep -c 'over max_connections; closing' "$EXPORTER_LOG")" = 1
+
 # ---- resources come back ----
 t=$EPOCHREALTIME
 n=$(fds "$PID")
@@ -218,6 +223,10 @@ check "wrong passwords: never accepted, refused with 401 and 429 (200: $(field "
 check "wrong passwords: bcrypt runs within the per-address budget ($w401 <= $((12 * (5 + HOLD / 2 + 1))))" \
 	num_le "$w401" $((12 * (5 + HOLD / 2 + 1)))
 check_eq "unknown user: never accepted" 0 "$(field "$TMP/unknown.out" done status_200)"
+rl=$(curl -sf -u "prometheus:$GOOD" "$U/metrics" |
+	awk '$1 == "netstack_http_auth_refused_total{reason=\"rate_limited\"}" { print $2 }')
+check "429s are counted: netstack_http_auth_refused_total{reason=\"rate_limited\"} ${rl:-absent} >= $w429" \
+	num_le "$w429" "${rl:--1}"
 
 # ---- the budget of one address ----
 # 10 wrong passwords one after the other: 5 are checked (401), then one per 2 s, the rest 429.

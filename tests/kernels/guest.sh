@@ -69,6 +69,8 @@ expect() {
 	[ "$w" = memlock ] && { [ "$PROFILE" = pod ] && w=down || w=up; }
 	echo "$w"
 }
+declare -A FEATURE
+for kv in ${FEATURES:-}; do FEATURE[${kv%%=*}]=${kv#*=}; done
 all_up() {
 	for c in $COLLECTORS; do [ "$(expect "$c")" = up ] || return 1; done
 }
@@ -143,6 +145,7 @@ start() { # [ARGS...]: the exporter as $PROFILE; sets PID URL LOG
 	LOG=/tmp/exporter.$PROFILE.$PORT.log
 	local ini=$WT/conf/netstack_exporter.ini
 	[ "$PROFILE" = pod ] && ini=/tmp/pod.ini
+	[ -n "${INI:-}" ] && ini=$INI
 	# exec: $PID is the exporter itself, which the SIGTERM below must reach.
 	# shellcheck disable=SC2086 # the setpriv options are words
 	case $PROFILE in
@@ -258,6 +261,13 @@ run_profile() {
 			check_eq "$c is $(tracefs_reason "$c") in this kernel's tracefs format and BTF" \
 				"$(tracefs_reason "$c")" "${REASON_BTF[$c]}"
 		done
+		local reads=helper
+		[ "${FEATURE[direct]:-}" = yes ] && reads=direct
+		if grep -q "drops: attached .*, $reads reads)" "$LOG"; then
+			ok "drops attached with $reads reads (this kernel: direct=${FEATURE[direct]:-?})"
+		else
+			not_ok "drops attached with $reads reads" "$(grep 'drops: attached' "$LOG")"
+		fi
 	else
 		# Why it is down: this kernel's kfree_skb carries no reason.
 		if [ -r "$FORMAT" ] && ! grep -q 'field:.* reason;' "$FORMAT"; then
@@ -288,6 +298,10 @@ run_profile() {
 		elif [ "$(expect retrans)" = up ]; then
 			[ "$seg" -gt 0 ] || not_ok "the lossy transfer retransmitted (TcpRetransSegs)" "$seg"
 			check_eq "retransmitted segments equal TcpRetransSegs" "$seg" "$s0"
+			local fam=0
+			[ "${FEATURE[err]:-}" = yes ] && fam=1
+			check_eq "retransmit failures family present = $fam (err argument: ${FEATURE[err]:-?})" \
+				"$fam" "$(grep -c '^# TYPE netstack_tcp_retransmit_failures_total ' /tmp/r1)"
 		fi
 		if [ "$(expect rtt)" = up ] && [ "$(is_up rtt)" != 1 ]; then
 			not_ok "the RTT histogram gets samples" "not checked: the collector is down"
@@ -308,7 +322,48 @@ run_profile() {
 		stop
 	fi
 	cp "$LOG" "$RES/exporter.$PROFILE.log"
+	netns_labels
 	echo "# $P $PROFILE: done in $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+}
+
+# The netns label on every collector that runs, with this profile's privileges: drops of A under
+# A's inode exactly, retransmitted segments and RTT samples of C's transfer under C's or S's.
+sed -e 's/^labels = reason,family,protocol$/labels = reason,family,protocol,netns/' \
+	-e 's/^labels = family,kind,state$/labels = family,kind,state,netns/' \
+	-e 's/^labels = family$/labels = family,netns/' "$WT/conf/netstack_exporter.ini" >/tmp/netns.ini
+inode() { ip netns exec "$1" stat -L -c %i /proc/self/ns/net; }
+netns_labels() {
+	local ia ic is np s0 seg rtt
+	[ "$(grep -c '^labels = .*netns$' /tmp/netns.ini)" = 3 ] ||
+		not_ok "netns labels: the test's INI enables them on three collectors" "$(grep ^labels /tmp/netns.ini)"
+	ia=$(inode A) ic=$(inode C) is=$(inode S)
+	INI=/tmp/netns.ini start || { not_ok "netns labels: exporter starts" "$(show_log)"; return; }
+	scrape /tmp/n0
+	np=$(snmp A Udp NoPorts)
+	seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs)))
+	ip netns exec A "$UDPFLOOD" 127.0.0.1 9 200 >/dev/null 2>&1
+	ip netns exec C "$TCPBULK" send 10.99.0.2 5201 1 >/dev/null 2>&1
+	sleep 0.3
+	scrape /tmp/n1
+	np=$(($(snmp A Udp NoPorts) - np))
+	seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs) - seg))
+	stop
+	if [ "$(expect drops)" = up ]; then
+		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_skb_drops_total[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",netns=\"$ia\"")
+		check_eq "netns labels: NO_SOCKET of namespace A ($ia) equals its Udp NoPorts" "$np" "$s0"
+	fi
+	if [ "$(expect retrans)" = up ]; then
+		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_retransmitted_segments_total[{].*netns=\"($ic|$is)\"")
+		check_eq "netns labels: segments of C ($ic) and S ($is) equal their TcpRetransSegs" "$seg" "$s0"
+	fi
+	if [ "$(expect rtt)" = up ]; then
+		rtt=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_rtt_seconds_count[{].*netns=\"($ic|$is)\"")
+		if [ "$rtt" -gt 0 ]; then
+			ok "netns labels: $rtt RTT samples under C's or S's inode"
+		else
+			not_ok "netns labels: RTT samples under C's or S's inode" "$rtt" "$(show_log)"
+		fi
+	fi
 }
 
 for PROFILE in ${PROFILES:-root shipped pod}; do

@@ -35,6 +35,17 @@ EXPECT_TABLE='
 5.10      amd64  down   up       memlock
 6.1       arm64  up     up       up
 '
+# What each kernel offers beyond up/down (README, "By kernel"): direct = the drop program reads
+# headers directly (bpf_rdonly_cast, 6.2+), else helper reads; err = tcp_retransmit_skb's err
+# argument (6.17+: netstack_tcp_retransmit_failures_total). The netns labels of every collector
+# that runs are checked on every kernel.
+FEATURE_TABLE='
+# kernel  arch   direct  err
+6.1       amd64  no      no
+6.12      amd64  yes     no
+5.10      amd64  -       no
+6.1       arm64  no      no
+'
 # Where each kernel comes from: suite (bookworm = the host's apt sources; bullseye = a private
 # apt configuration under $CACHE/apt) and the package name, newest matching version.
 KERNEL_TABLE='
@@ -330,6 +341,8 @@ boot() { # KERNEL-ARCH
 	{
 		echo "KERNEL='$kernel' ARCH='$arch' KVER='$ver' KDIR='$kdir' WT='$WT'"
 		echo "EXPECT='$(expect_row "$kernel" "$arch")'"
+		echo "FEATURES='$(awk -v k="$kernel" -v a="$arch" '$1 == k && $2 == a {
+			print "direct=" $3, "err=" $4 }' <<<"$FEATURE_TABLE")'"
 		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV' CI='${CI:-}'"
 		echo "SHIPPED_MEMLOCK='$SHIPPED_MEMLOCK'"
 		if [ "$arch" = arm64 ]; then
