@@ -333,7 +333,8 @@ sed -e 's/^labels = reason,family,protocol$/labels = reason,family,protocol,netn
 	-e 's/^labels = family$/labels = family,netns/' "$WT/conf/netstack_exporter.ini" >/tmp/netns.ini
 inode() { ip netns exec "$1" stat -L -c %i /proc/self/ns/net; }
 netns_labels() {
-	local ia ic is np s0 seg rtt
+	local ia ic is np s0 seg rtt c
+	declare -A WANT_NETNS=()
 	[ "$(grep -c '^labels = .*netns$' /tmp/netns.ini)" = 3 ] ||
 		not_ok "netns labels: the test's INI enables them on three collectors" "$(grep ^labels /tmp/netns.ini)"
 	ia=$(inode A) ic=$(inode C) is=$(inode S)
@@ -348,15 +349,28 @@ netns_labels() {
 	np=$(($(snmp A Udp NoPorts) - np))
 	seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs) - seg))
 	stop
-	if [ "$(expect drops)" = up ]; then
+	# Bigger maps with the label: where RLIMIT_MEMLOCK bounds them (pod profile, before 5.11),
+	# a collector may be down, saying why; its counts are then not checked.
+	for c in $COLLECTORS; do
+		[ "$(expect "$c")" = up ] || continue
+		grep -q "^netstack_collector_up{collector=\"$c\"} 0" /tmp/n1 || continue
+		if [ "${FEATURE[memlock]:-}" = yes ] && [ "$PROFILE" = pod ] &&
+			grep -q "msg=\"$c: .*RLIMIT_MEMLOCK" "$LOG"; then
+			ok "netns labels: $c down under RLIMIT_MEMLOCK, logged"
+			WANT_NETNS[$c]=down
+		else
+			not_ok "netns labels: $c up" "$(show_log)"
+		fi
+	done
+	if [ "$(expect drops)" = up ] && [ "${WANT_NETNS[drops]:-}" != down ]; then
 		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_skb_drops_total[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",netns=\"$ia\"")
 		check_eq "netns labels: NO_SOCKET of namespace A ($ia) equals its Udp NoPorts" "$np" "$s0"
 	fi
-	if [ "$(expect retrans)" = up ]; then
+	if [ "$(expect retrans)" = up ] && [ "${WANT_NETNS[retrans]:-}" != down ]; then
 		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_retransmitted_segments_total[{].*netns=\"($ic|$is)\"")
 		check_eq "netns labels: segments of C ($ic) and S ($is) equal their TcpRetransSegs" "$seg" "$s0"
 	fi
-	if [ "$(expect rtt)" = up ]; then
+	if [ "$(expect rtt)" = up ] && [ "${WANT_NETNS[rtt]:-}" != down ]; then
 		rtt=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_rtt_seconds_count[{].*netns=\"($ic|$is)\"")
 		if [ "$rtt" -gt 0 ]; then
 			ok "netns labels: $rtt RTT samples under C's or S's inode"
