@@ -358,7 +358,7 @@ int tcp_states_from_btf(struct tcp_states *t, const struct btf *btf)
 
 const char *tcp_state_name(const struct tcp_states *t, uint32_t value, char *buf, size_t len)
 {
-	if (value < TCP_STATES_MAX && t->name[value])
+	if (t && value < TCP_STATES_MAX && t->name[value]) /* t: NULL before an analyzer's init */
 		return t->name[value];
 	snprintf(buf, len, "%u", value);
 	return buf;

@@ -26,6 +26,12 @@ chmod 1777 /newroot/tmp /newroot/var/tmp
 mkdir /newroot/tmp/results
 mount -t 9p -o "$o" results /newroot/tmp/results || fail "cannot mount the results directory"
 . /newroot/tmp/results/env
+# A checkout under one of those tmpfs directories (CI may clone into /tmp or /root) is hidden
+# now: its own share, at the same path.
+if [ ! -e "/newroot$WT/tests/kernels/guest.sh" ]; then
+	mkdir -p "/newroot$WT" && mount -t 9p -o "$o,ro,cache=loose" worktree "/newroot$WT" ||
+		fail "cannot mount the checkout $WT (9p)"
+fi
 for d in dev proc sys; do
 	mount --move "/$d" "/newroot/$d"
 done

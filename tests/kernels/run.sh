@@ -358,7 +358,8 @@ boot() { # KERNEL-ARCH
 	common=(-m 1024 -smp "$SMP" -nographic -no-reboot -nic none -kernel "$vmlinuz"
 		-initrd "$res/initrd.gz"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-		-virtfs "local,path=$res/out,mount_tag=results,security_model=none,multidevs=remap")
+		-virtfs "local,path=$res/out,mount_tag=results,security_model=none,multidevs=remap"
+		-virtfs "local,path=$WT,mount_tag=worktree,security_model=none,readonly=on,multidevs=remap")
 	if [ "$arch" = arm64 ]; then
 		qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a72 "${common[@]}"
 			-append "console=ttyAMA0 panic=-1 loglevel=4 rdinit=/init")
