@@ -452,21 +452,27 @@ void ksyms_free(struct ksyms *k)
 	memset(k, 0, sizeof(*k));
 }
 
+bool kernel_at_least(unsigned major, unsigned minor)
+{
+	struct utsname u;
+	unsigned ma = 0, mi = 0;
+
+	return !uname(&u) && sscanf(u.release, "%u.%u", &ma, &mi) == 2 &&
+	       (ma > major || (ma == major && mi >= minor));
+}
+
 const char *bpf_memlock_hint(int err)
 {
 	static char hint[200];
 	struct rlimit rl;
-	struct utsname u;
-	unsigned major = 0, minor = 0;
 
 	if (err != -EPERM || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2 ||
-	    major * 1000 + minor >= 5011)
+	    kernel_at_least(5, 11))
 		return "";
 	/* Main thread only (collectors start there): one buffer is enough. */
 	snprintf(hint, sizeof(hint),
-		 "; RLIMIT_MEMLOCK is %llu KiB and Linux %u.%u charges BPF maps to it "
+		 "; RLIMIT_MEMLOCK is %llu KiB and kernels before 5.11 charge BPF maps to it "
 		 "(raise it: systemd LimitMEMLOCK=infinity, ulimit -l unlimited)",
-		 (unsigned long long)rl.rlim_cur / 1024, major, minor);
+		 (unsigned long long)rl.rlim_cur / 1024);
 	return hint;
 }

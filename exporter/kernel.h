@@ -103,5 +103,7 @@ void kernel_free(struct kernel *k);
  * BPF maps to it. A phrase to append to the error ("; ..."), or "".
  */
 const char *bpf_memlock_hint(int err);
+/* The running kernel's release is at least major.minor (for what BTF does not announce). */
+bool kernel_at_least(unsigned major, unsigned minor);
 
 #endif

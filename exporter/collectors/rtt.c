@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "bpfmap.h"
@@ -489,11 +488,7 @@ static void cover_existing(void)
 /* Linux 6.10 passes the measured RTT and the updated srtt to the callback; before, nothing. */
 static bool callback_has_args(void)
 {
-	struct utsname u;
-	unsigned major = 0, minor = 0;
-
-	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
-	       (major > 6 || (major == 6 && minor >= 10));
+	return kernel_at_least(6, 10);
 }
 
 static int rtt_start(struct kernel *k)
@@ -538,10 +533,11 @@ static int rtt_start(struct kernel *k)
 		err = open_and_load(iter);
 	}
 	if (err) {
-		log_error("rtt: cannot load BPF programs: %s%s", strerror(-err),
-			  *bpf_memlock_hint(err)	    ? bpf_memlock_hint(err)
-			  : err == -EPERM || err == -EACCES ? CAPS_HINT
-							    : "");
+		const char *hint = bpf_memlock_hint(err);
+
+		if (!*hint && (err == -EPERM || err == -EACCES))
+			hint = CAPS_HINT;
+		log_error("rtt: cannot load BPF programs: %s%s", strerror(-err), hint);
 		goto cleanup;
 	}
 	/* Without optional labels, the program that has no label code (bpf/rtt.bpf.c). */
