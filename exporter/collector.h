@@ -18,6 +18,8 @@ struct collector {
 	const char *name;
 	const char *description; /* one line, for the landing page */
 	bool default_enabled;
+	/* The event type (enum event_type) its BPF programs sample, whose settings they hold. */
+	unsigned sampled;
 	/* Restore built-in defaults of the collector's own keys. */
 	void (*reset)(void);
 	/* Apply one config key of [collector.NAME] other than `enabled`; 0 or -1 with err set. */

@@ -101,20 +101,6 @@ static void start_collector(struct collector *c, struct kernel *k, bool strict)
 			  strict ? "; exiting (--strict)" : "; serving without it");
 }
 
-/* The event type whose sampling settings live in collector c's BPF programs, or 0. */
-static unsigned sampled_type(const struct collector *c)
-{
-	static const struct {
-		const char *collector;
-		unsigned type;
-	} types[] = { { "drops", EV_DROP }, { "retrans", EV_RETRANS }, { "rtt", EV_RTT } };
-
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (!strcmp(c->name, types[i].collector))
-			return types[i].type;
-	return 0;
-}
-
 /*
  * Keys only a restart applies: next keeps the running value, and each changed one is named in
  * the log and in list (", "-separated).
@@ -199,7 +185,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	resample = events_reconfigure(&next.sampling);
 	for (i = 0; i < MAX_COLLECTORS && collectors[i]; i++) {
 		struct collector *c = collectors[i];
-		bool resampled = resample & (1u << sampled_type(c));
+		bool resampled = resample & (1u << c->sampled);
 
 		/* Unchanged and running (or off): leave it, its counters go on. */
 		if (c->enabled == was_enabled[i] &&
@@ -229,7 +215,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			 "(dropped at start): namespaces of other users' processes stay unresolved "
 			 "until a restart");
 	kernel_btf_release(k); /* parsed again by a collector that started */
-	*cfg = next; /* under the lock: scrapes read the node label from it */
+	*cfg = next;	       /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(true);
 	scrape_unlock();

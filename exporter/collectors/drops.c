@@ -574,6 +574,7 @@ struct collector drops_collector = {
 	.name = "drops",
 	.description = "packets dropped by the kernel, by drop reason (tp_btf/kfree_skb)",
 	.default_enabled = true,
+	.sampled = EV_DROP,
 	.reset = drops_reset,
 	.set = drops_set,
 	.start = drops_start,

@@ -358,6 +358,7 @@ struct collector retrans_collector = {
 	.description = "TCP retransmissions by kind and TCP state, and retransmitted segments "
 		       "(tp_btf/tcp_retransmit_skb, tcp_retransmit_synack)",
 	.default_enabled = true,
+	.sampled = EV_RETRANS,
 	.reset = retrans_reset,
 	.set = retrans_set,
 	.start = retrans_start,

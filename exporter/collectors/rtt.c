@@ -753,6 +753,7 @@ struct collector rtt_collector = {
 	.name = "rtt",
 	.description = "TCP round-trip times as a histogram (sockops RTT callback)",
 	.default_enabled = true,
+	.sampled = EV_RTT,
 	.reset = rtt_reset,
 	.set = rtt_set,
 	.start = rtt_start,
