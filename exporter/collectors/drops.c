@@ -47,13 +47,16 @@ static struct percpu_reader by_reason, by_slot, overflow;
 static const uint32_t *slots_next;
 static bool logged_overflow, logged_unknown, logged_keys;
 
+/* The function label of a location not in kallsyms (or without CAP_SYSLOG to read it). */
+#define UNKNOWN_FUNCTION "__unknown__"
+static const char unknown_function[] = UNKNOWN_FUNCTION;
+
 /* One rendered series before merging: several locations can share a function. */
 struct row {
 	uint32_t reason; /* UINT32_MAX: the overflow slot */
 	uint8_t family, proto;
 	bool overflow;	      /* optional labels unknown: the hash was full */
-	const char *function; /* NULL: not in kallsyms, rendered as the address */
-	uint64_t location;
+	const char *function; /* unknown_function when not in kallsyms */
 	uint32_t netns;
 	char ifname[3 * DROP_IFNAMSIZ + 1]; /* valid UTF-8: bytes that are not become U+FFFD */
 	uint64_t value;
@@ -225,8 +228,8 @@ static int drops_start(struct kernel *k)
 	if (cfg.label_mask & DROP_LABEL_FUNCTION) {
 		ksyms = kernel_ksyms(k, &err);
 		if (err)
-			log_warn("drops: cannot read /proc/kallsyms (%s): function labels will "
-				 "be addresses",
+			log_warn("drops: cannot read /proc/kallsyms (%s; addresses need "
+				 "CAP_SYSLOG): function labels will be \"" UNKNOWN_FUNCTION "\"",
 				 strerror(-err));
 	}
 	skel = drops_open(direct);
@@ -314,15 +317,9 @@ static int cmp_row(const void *a, const void *b)
 		return x->proto - y->proto;
 	if (x->overflow != y->overflow)
 		return x->overflow - y->overflow;
-	if (x->function && y->function) {
-		c = strcmp(x->function, y->function);
-		if (c)
-			return c;
-	} else if (x->function || y->function || x->location != y->location) {
-		if (!x->function != !y->function)
-			return x->function ? -1 : 1;
-		return x->location < y->location ? -1 : 1;
-	}
+	c = strcmp(x->function, y->function);
+	if (c)
+		return c;
 	if (x->netns != y->netns)
 		return x->netns < y->netns ? -1 : 1;
 	return strcmp(x->ifname, y->ifname);
@@ -337,7 +334,7 @@ static void render_value(struct expo *e, const struct labels *l, const struct ro
 	double t;
 
 	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
-	    ((m & DROP_LABEL_FUNCTION) && !r->function) ||
+	    ((m & DROP_LABEL_FUNCTION) && r->function == unknown_function) ||
 	    !events_drop_exemplar(
 		    r->reason, r->family, r->proto, m & DROP_LABEL_FUNCTION ? r->function : NULL,
 		    m & DROP_LABEL_NETNS ? r->netns : 0,
@@ -350,7 +347,7 @@ static void render_value(struct expo *e, const struct labels *l, const struct ro
 
 static void render_row(struct expo *e, const struct row *r)
 {
-	char reason_buf[32], netns_buf[21], addr_buf[24];
+	char reason_buf[32], netns_buf[21];
 	struct labels l = { 0 };
 	const char *reason;
 
@@ -367,13 +364,8 @@ static void render_row(struct expo *e, const struct row *r)
 	labels_add(&l, "reason", reason);
 	labels_add(&l, "family", family_names[r->family]);
 	labels_add(&l, "protocol", proto_names[r->proto]);
-	if (cfg.label_mask & DROP_LABEL_FUNCTION) {
-		snprintf(addr_buf, sizeof(addr_buf), "0x%llx", (unsigned long long)r->location);
-		labels_add(&l, "function",
-			   r->overflow	 ? OVERFLOW_LABEL
-			   : r->function ? r->function
-					 : addr_buf);
-	}
+	if (cfg.label_mask & DROP_LABEL_FUNCTION)
+		labels_add(&l, "function", r->overflow ? OVERFLOW_LABEL : r->function);
 	if (cfg.label_mask & DROP_LABEL_NETNS)
 		labels_add(&l, "netns",
 			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
@@ -390,9 +382,10 @@ static void row_from_key(struct row *r, const struct drop_key *k)
 	r->reason = k->reason;
 	r->family = k->family < NR_FAMILIES ? k->family : FAMILY_OTHER;
 	r->proto = k->proto < NR_PROTOS ? k->proto : PROTO_OTHER;
-	r->location = k->location;
-	if (ksyms)
-		r->function = ksyms_lookup(ksyms, k->location);
+	/* Never a raw address: a label must not tell scrapers where the kernel is (KASLR). */
+	r->function = ksyms ? ksyms_lookup(ksyms, k->location) : NULL;
+	if (!r->function)
+		r->function = unknown_function;
 	r->netns = k->netns;
 	/*
 	 * Any process that may rename a device in its namespace picks these bytes. Made valid here,
@@ -499,6 +492,7 @@ static bool next_array_row(int na, int *pos, struct row *r)
 		r->family = idx / NR_PROTOS % NR_FAMILIES;
 		r->proto = idx % NR_PROTOS;
 		r->overflow = cfg.label_mask != 0;
+		r->function = unknown_function;
 		r->value = by_reason.sums[i];
 		(*pos)++;
 		return true;

@@ -79,7 +79,7 @@ run_user() {
 # One drop on loopback (a datagram to a closed port) so that a function label appears.
 poke() { echo x >/dev/udp/127.0.0.1/9; }
 functions_named() { # URL: "yes" when some function label is a symbol name, not an address
-	curl -sf "$1/metrics" | grep -o 'function="[^"]*"' | grep -qv 'function="0x' && echo yes || echo no
+	curl -sf "$1/metrics" | grep -o 'function="[^"]*"' | grep -qv 'function="__unknown__"' && echo yes || echo no
 }
 collectors_up() {
 	curl -sf "$1/metrics" | sed -n 's/^netstack_collector_up{collector="\([^"]*\)"} \([01]\)$/\1=\2/p' |

@@ -242,7 +242,7 @@ if start_exporter --config "$(config all \
 		badfn=""
 		for fn in $fns; do
 			case $fn in
-			*+0x* | 0x* | __overflow__) badfn+=" $fn" ;;
+			*+0x* | 0x* | __overflow__ | __unknown__) badfn+=" $fn" ;;
 			*) awk -v f="$fn" '$3 == f && ($2 == "t" || $2 == "T") { found = 1; exit }
 				END { exit !found }' /proc/kallsyms || badfn+=" $fn" ;;
 			esac
