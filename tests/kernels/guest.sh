@@ -164,6 +164,13 @@ start() { # [ARGS...]: the exporter as $PROFILE; sets PID URL LOG
 	return 1
 }
 is_up() { echo "${UP[$1]:-}"; }
+has_cap() { # CAP (lower case): whether $PROFILE runs with it
+	case $PROFILE in
+	root) return 0 ;;
+	shipped) [[ $SHIPPED_SETPRIV == *"+$1"* ]] ;;
+	pod) [[ $POD_SETPRIV == *"+$1"* ]] ;;
+	esac
+}
 stop() { # sets STOP_RC, the exit status
 	kill -TERM "$PID" 2>/dev/null
 	wait "$PID"
@@ -322,23 +329,33 @@ run_profile() {
 		stop
 	fi
 	cp "$LOG" "$RES/exporter.$PROFILE.log"
-	netns_labels
+	labels_phase
 	echo "# $P $PROFILE: done in $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
 }
 
-# The netns label on every collector that runs, with this profile's privileges: drops of A under
-# A's inode exactly, retransmitted segments and RTT samples of C's transfer under C's or S's.
-sed -e 's/^labels = reason,family,protocol$/labels = reason,family,protocol,netns/' \
+# The optional labels with this profile's privileges, and what RTT does with the kernel's
+# features: drops of A under A's inode, on lo, by kernel function, exactly; retransmitted
+# segments and RTT samples of C's transfer under C's or S's inode; rtt_kind="sample" only where
+# the callback has arguments; a connection open before start (IPv6 on the guest's own loopback,
+# so that the scrapes, IPv4, are not counted with it) measured only where the kernel can.
+sed -e 's/^labels = reason,family,protocol$/labels = reason,family,protocol,netns,function,interface/' \
 	-e 's/^labels = family,kind,state$/labels = family,kind,state,netns/' \
-	-e 's/^labels = family$/labels = family,netns/' "$WT/conf/netstack_exporter.ini" >/tmp/netns.ini
+	-e 's/^labels = family$/labels = family,netns,rtt_kind/' "$WT/conf/netstack_exporter.ini" >/tmp/labels.ini
 inode() { ip netns exec "$1" stat -L -c %i /proc/self/ns/net; }
-netns_labels() {
-	local ia ic is np s0 seg rtt c
+labels_phase() {
+	local ia ic is ih np s0 seg rtt c fns fn bad sender n want
 	declare -A WANT_NETNS=()
-	[ "$(grep -c '^labels = .*netns$' /tmp/netns.ini)" = 3 ] ||
-		not_ok "netns labels: the test's INI enables them on three collectors" "$(grep ^labels /tmp/netns.ini)"
-	ia=$(inode A) ic=$(inode C) is=$(inode S)
-	INI=/tmp/netns.ini start || { not_ok "netns labels: exporter starts" "$(show_log)"; return; }
+	[ "$(grep -c '^labels = .*netns' /tmp/labels.ini)" = 3 ] ||
+		not_ok "labels: the test's INI enables them on three collectors" "$(grep ^labels /tmp/labels.ini)"
+	ia=$(inode A) ic=$(inode C) is=$(inode S) ih=$(stat -L -c %i /proc/self/ns/net)
+	# One small write every 0.1 s from the guest's own namespace, open before the exporter.
+	"$TCPBULK" sink ::1 5203 >/dev/null 2>&1 &
+	local sink=$!
+	sleep 0.2
+	(exec 3<>/dev/tcp/::1/5203 && while echo x >&3; do sleep 0.1; done) 2>/dev/null &
+	sender=$!
+	sleep 0.3
+	INI=/tmp/labels.ini start || { not_ok "labels: exporter starts" "$(show_log)"; return; }
 	scrape /tmp/n0
 	np=$(snmp A Udp NoPorts)
 	seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs)))
@@ -349,33 +366,88 @@ netns_labels() {
 	np=$(($(snmp A Udp NoPorts) - np))
 	seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs) - seg))
 	stop
-	# Bigger maps with the label: where RLIMIT_MEMLOCK bounds them (pod profile, before 5.11),
+	kill "$sender" "$sink" 2>/dev/null
+	wait "$sender" "$sink" 2>/dev/null
+	# Bigger maps with the labels: where RLIMIT_MEMLOCK bounds them (pod profile, before 5.11),
 	# a collector may be down, saying why; its counts are then not checked.
 	for c in $COLLECTORS; do
 		[ "$(expect "$c")" = up ] || continue
 		grep -q "^netstack_collector_up{collector=\"$c\"} 0" /tmp/n1 || continue
 		if [ "${FEATURE[memlock]:-}" = yes ] && [ "$PROFILE" = pod ] &&
 			grep -q "msg=\"$c: .*RLIMIT_MEMLOCK" "$LOG"; then
-			ok "netns labels: $c down under RLIMIT_MEMLOCK, logged"
+			ok "labels: $c down under RLIMIT_MEMLOCK, logged"
 			WANT_NETNS[$c]=down
 		else
-			not_ok "netns labels: $c up" "$(show_log)"
+			not_ok "labels: $c up" "$(show_log)"
 		fi
 	done
 	if [ "$(expect drops)" = up ] && [ "${WANT_NETNS[drops]:-}" != down ]; then
-		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_skb_drops_total[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",netns=\"$ia\"")
-		check_eq "netns labels: NO_SOCKET of namespace A ($ia) equals its Udp NoPorts" "$np" "$s0"
+		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_skb_drops_total[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",function=\"[^\"]*\",netns=\"$ia\",interface=\"lo\"")
+		check_eq "labels: NO_SOCKET of namespace A ($ia) on lo, summed over function, equals its Udp NoPorts" "$np" "$s0"
+		fns=$(sed -n "s/^netstack_skb_drops_total{reason=\"NO_SOCKET\",.*,function=\"\([^\"]*\)\",netns=\"$ia\",.*/\1/p" /tmp/n1 | sort -u)
+		if ! has_cap syslog; then
+			# Without CAP_SYSLOG kallsyms shows no addresses: never render the raw one.
+			check_eq "labels: without CAP_SYSLOG the function is __unknown__" __unknown__ "$fns"
+			if grep -q 'drops: cannot read /proc/kallsyms.*CAP_SYSLOG' "$LOG"; then
+				ok "log: function labels unknown without CAP_SYSLOG"
+			else
+				not_ok "log: function labels unknown without CAP_SYSLOG" "$(show_log)"
+			fi
+		else
+			bad=
+			for fn in $fns; do
+				awk -v f="$fn" '$3 == f && ($2 == "t" || $2 == "T") { found = 1; exit }
+					END { exit !found }' /proc/kallsyms || bad+=" $fn"
+			done
+			if [ -n "$fns" ] && [ -z "$bad" ]; then
+				ok "labels: function is a kernel text symbol: ${fns//$'\n'/ }"
+			else
+				not_ok "labels: function is a kernel text symbol" "not in kallsyms:${bad:- (no series)}"
+			fi
+		fi
 	fi
 	if [ "$(expect retrans)" = up ] && [ "${WANT_NETNS[retrans]:-}" != down ]; then
 		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_retransmitted_segments_total[{].*netns=\"($ic|$is)\"")
-		check_eq "netns labels: segments of C ($ic) and S ($is) equal their TcpRetransSegs" "$seg" "$s0"
+		check_eq "labels: segments of C ($ic) and S ($is) equal their TcpRetransSegs" "$seg" "$s0"
 	fi
-	if [ "$(expect rtt)" = up ] && [ "${WANT_NETNS[rtt]:-}" != down ]; then
-		rtt=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_rtt_seconds_count[{].*netns=\"($ic|$is)\"")
-		if [ "$rtt" -gt 0 ]; then
-			ok "netns labels: $rtt RTT samples under C's or S's inode"
+	if [ "$(expect rtt)" != up ] || [ "${WANT_NETNS[rtt]:-}" = down ]; then
+		return 0
+	fi
+	rtt=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_rtt_seconds_count[{].*netns=\"($ic|$is)\",rtt_kind=\"srtt\"")
+	if [ "$rtt" -gt 0 ]; then
+		ok "labels: $rtt RTT samples under C's or S's inode"
+	else
+		not_ok "labels: RTT samples under C's or S's inode" "$rtt" "$(show_log)"
+	fi
+	n=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_rtt_seconds_count[{].*netns=\"($ic|$is)\",rtt_kind=\"sample\"")
+	if [ "${FEATURE[args]:-}" = yes ]; then
+		check_eq "rtt_kind=\"sample\": one raw sample per srtt (callback arguments)" "$rtt" "$n"
+	else
+		check_eq "rtt_kind=\"sample\" stays empty (no callback arguments)" 0 "$n"
+		if grep -q 'RTT callback carries no values' "$LOG"; then
+			ok "log: the RTT callback carries no values here"
 		else
-			not_ok "netns labels: RTT samples under C's or S's inode" "$rtt" "$(show_log)"
+			not_ok "log: the RTT callback carries no values here" "$(show_log)"
+		fi
+	fi
+	n=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_rtt_seconds_count[{]family=\"ipv6\",netns=\"$ih\",rtt_kind=\"srtt\"")
+	# Namespaces other than the exporter's need CAP_SYS_ADMIN to enter: root only.
+	want=0
+	[ "${FEATURE[existing]:-}" = yes ] && [ "$PROFILE" = root ] && want=1
+	check_eq "existing sockets covered gauge (existing=${FEATURE[existing]:-?})" "$want" \
+		"$(fsum /tmp/n1 '^netstack_tcp_rtt_existing_sockets_covered$')"
+	if [ "${FEATURE[existing]:-}" = yes ]; then
+		if [ "$n" -gt 0 ]; then
+			ok "the connection open before start is measured ($n samples)"
+		else
+			not_ok "the connection open before start is measured" "$n" "$(show_log)"
+		fi
+	else
+		check_eq "the connection open before start is not measured" 0 "$n"
+		if grep -q 'the kernel cannot turn RTT callbacks on for them' "$LOG"; then
+			ok "log: connections open before start are not measured, and why"
+		else
+			not_ok "log: connections open before start are not measured, and why" "$(show_log)"
 		fi
 	fi
 }

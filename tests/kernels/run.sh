@@ -39,13 +39,15 @@ EXPECT_TABLE='
 # headers directly (bpf_rdonly_cast, 6.2+), else helper reads; err = tcp_retransmit_skb's err
 # argument (6.17+: netstack_tcp_retransmit_failures_total); memlock = BPF maps charged to
 # RLIMIT_MEMLOCK (before 5.11): in the pod profile (64 KiB) a collector may then be down with a
-# log line naming it. The netns labels of every collector that runs are checked on every kernel.
+# log line naming it; args = the RTT callback's arguments (6.10+: rtt_kind="sample" has samples);
+# existing = connections open before start measured (iter/tcp + bpf_setsockopt, 6.12+). The
+# netns, function and interface labels of every collector that runs are checked on every kernel.
 FEATURE_TABLE='
-# kernel  arch   direct  err  memlock
-6.1       amd64  no      no   no
-6.12      amd64  yes     no   no
-5.10      amd64  -       no   yes
-6.1       arm64  no      no   no
+# kernel  arch   direct  err  memlock  args  existing
+6.1       amd64  no      no   no       no    no
+6.12      amd64  yes     no   no       yes   yes
+5.10      amd64  -       no   yes      no    no
+6.1       arm64  no      no   no       no    no
 '
 # Where each kernel comes from: suite (bookworm = the host's apt sources; bullseye = a private
 # apt configuration under $CACHE/apt) and the package name, newest matching version.
@@ -343,7 +345,8 @@ boot() { # KERNEL-ARCH
 		echo "KERNEL='$kernel' ARCH='$arch' KVER='$ver' KDIR='$kdir' WT='$WT'"
 		echo "EXPECT='$(expect_row "$kernel" "$arch")'"
 		echo "FEATURES='$(awk -v k="$kernel" -v a="$arch" '$1 == k && $2 == a {
-			print "direct=" $3, "err=" $4, "memlock=" $5 }' <<<"$FEATURE_TABLE")'"
+			print "direct=" $3, "err=" $4, "memlock=" $5, "args=" $6, "existing=" $7 }' \
+			<<<"$FEATURE_TABLE")'"
 		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV' CI='${CI:-}'"
 		echo "SHIPPED_MEMLOCK='$SHIPPED_MEMLOCK'"
 		if [ "$arch" = arm64 ]; then
