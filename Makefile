@@ -163,6 +163,8 @@ lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h
 		$(filter-out -MMD -MP -I$(BUILD),$(CFLAGS)) 2>/dev/null | \
 		awk '/: (warning|error): / { show = $$0 !~ "^$(BUILD)/"; bad += show } \
 			show { print } END { exit bad > 0 }'
+	$(call msg,LINKS,README.md docs/)
+	$(Q)scripts/check_links.py README.md $(wildcard docs/*.md docs/*/*.md)
 
 # The peers compared against (bpftrace, node_exporter, wrk) are optional: a missing one is
 # reported "not installed" in the table and the bench goes on.

@@ -45,9 +45,10 @@ enum skb_drop_reason___new {
 
 /*
  * Set by user space before load, read only by count_drop_compat. The other programs read no
- * global data: .rodata is a vmalloc'ed page, and one more page to reach per event measured
- * 5 to 10 ns here (a TLB miss, under a hypervisor a nested page walk). They take the label
- * set as a compile-time constant instead, one program per set, and SKB_CONSUMED from CO-RE.
+ * global data: .rodata is a vmalloc'ed page, and one more page to reach per event is a TLB
+ * miss (under a hypervisor a nested page walk; docs/cost.md, bench/results/). They take the
+ * label set as a compile-time constant instead, one program per set, and SKB_CONSUMED from
+ * CO-RE.
  */
 const volatile __u32 label_mask;
 

@@ -20,8 +20,8 @@ static __always_inline void array_add(void *map, __u32 idx, __u64 n)
  * exporter/bpfmap.c). Where the stride is a constant, a slice is one element, so that user
  * space reads the whole array in one copy per CPU rather than one per counter. A per-CPU array would do the same, but its values live in per-CPU chunks
  * the kernel maps page by page in vmalloc space, and each lookup first loads the value's
- * pointer: under a hypervisor that measured 30 to 50 ns more per event on a cold path (a TLB
- * miss is a nested page walk). A plain array up to 32 KB is one kmalloc, in the kernel's
+ * pointer: on a cold path under a hypervisor that is a nested page walk per event (see
+ * docs/cost.md and bench/results/). A plain array up to 32 KB is one kmalloc, in the kernel's
  * huge-page direct map, and its lookup is arithmetic.
  */
 

@@ -40,7 +40,7 @@ ours mixed "all labels, set changes every drop" count_drop_fni \
 	"${D}labels = reason,family,protocol,function,netns,interface"
 FLOOD_DEST[mixed]="::1,::ffff:127.0.0.1"
 ours compat "default, helper read" count_drop_compat "${D}direct_read = false"
-# Sampled events (README "Sampled events"): target +10 % over default labels, printed below.
+# Sampled events (docs/cost.md): target +10 % over default labels, printed below.
 ours sample1000 "sampling 1/1000" sample_drop '[sampling]\ndrop_sample_rate = 1000'
 ours sample1 "sampling 1/1, cap" sample_drop '[sampling]\ndrop_sample_rate = 1'
 TP='tracepoint:skb:kfree_skb'

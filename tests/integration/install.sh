@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# make install into a DESTDIR: the files land where the README says, the unit points at
+# make install into a DESTDIR: the files land where docs/layout.md says, the unit points at
 # them, the installed config passes --check-config, and an edited config is not overwritten.
 source "$(dirname "$0")/../lib.sh"
 

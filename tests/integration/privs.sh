@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Least privilege: after start-up the exporter holds exactly the capabilities the README
+# Least privilege: after start-up the exporter holds exactly the capabilities docs/security.md
 # names, with no_new_privs; it starts and collects as an unprivileged user given only those.
 # Capabilities, the bounding set and no_new_privs are per thread: every thread is read (the
 # HTTP thread, the event consumer, the pod resolver's), at start and after a reload.

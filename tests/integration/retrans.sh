@@ -21,8 +21,8 @@
 #   6. promtool check metrics accepts every scrape.
 # Exact equalities hold because nothing else retransmits inside C and S, and every transfer has
 # finished (tcpbulk waits for the peer's EOF) before the counters are read. On a busy host the
-# kernel can skip a BPF program run (README): a phase that is not exact runs again, up to three
-# times, and its checks are made on the last run.
+# kernel can skip a BPF program run (docs/collectors/retrans.md): a phase that is not exact
+# runs again, up to three times, and its checks are made on the last run.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
@@ -161,7 +161,7 @@ transfer() {
 # attempts NAME COMMAND...: COMMAND up to 3 times, until it returns true.
 # The kernel does not run a BPF program for a tracepoint hit while that program is already
 # running on the CPU (a softirq interrupting it): on a busy host an exporter can miss an event
-# (README, "Relation to nstat"). A systematic error fails every attempt.
+# (docs/collectors/retrans.md, "Relation to nstat"). A systematic error fails every attempt.
 attempts() {
 	local name=$1 i
 	shift
@@ -243,7 +243,7 @@ if [ "$ERR" = 1 ]; then
 		"$(mdelta failsend.before failsend.after netns "$(fail_re ipv4 "$INO_C")")" 0
 else
 	# The kernel counts the segments of a failed send in TcpRetransSegs, the tracepoint does
-	# not fire (README): no exact count to compare, and no failures family.
+	# not fire (docs/collectors/retrans.md): no exact count to compare, and no failures family.
 	ok "failsend # SKIP tcp_retransmit_skb has no err argument in this kernel"
 fi
 ip netns exec "$NS_C" nft delete table inet rtxout

@@ -35,7 +35,7 @@ EXPECT_TABLE='
 5.10      amd64  down   up       memlock
 6.1       arm64  up     up       up
 '
-# What each kernel offers beyond up/down (README, "By kernel"): direct = the drop program reads
+# What each kernel offers beyond up/down (docs/kernels.md): direct = the drop program reads
 # headers directly (bpf_rdonly_cast, 6.2+), else helper reads; err = tcp_retransmit_skb's err
 # argument (6.17+: netstack_tcp_retransmit_failures_total); memlock = BPF maps charged to
 # RLIMIT_MEMLOCK (before 5.11): in the pod profile (64 KiB) a collector may then be down with a
