@@ -181,7 +181,10 @@ install: all
 	@# Never overwrite a configuration the operator may have edited.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/netstack_exporter.ini ] || \
 		install -D -m 0644 conf/netstack_exporter.ini $(DESTDIR)$(SYSCONFDIR)/netstack_exporter.ini
-	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/netstack_exporter/README.md
+	@# docs/ beside the README, so that its relative links resolve in the installed copy too.
+	for f in README.md $(wildcard docs/*.md docs/*/*.md); do \
+		install -D -m 0644 $$f $(DESTDIR)$(PREFIX)/share/doc/netstack_exporter/$$f || exit 1; \
+	done
 	install -D -m 0644 deploy/systemd/netstack_exporter.service $(DESTDIR)$(UNITDIR)/netstack_exporter.service
 	sed -i 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		$(DESTDIR)$(UNITDIR)/netstack_exporter.service

@@ -13,6 +13,12 @@ for f in usr/bin/netstack_exporter etc/netstack_exporter.ini \
 	usr/share/doc/netstack_exporter/README.md; do
 	check "installed $f" test -s "$root/$f"
 done
+# The README's links into docs/ resolve in the installed copy.
+missing=$(cd "$root/usr/share/doc/netstack_exporter" &&
+	grep -o '](docs/[^)#]*' README.md | cut -c3- | sort -u | while read -r d; do
+		[ -s "$d" ] || echo "$d"
+	done)
+check_eq "installed the docs the README links to" "" "$missing"
 check "installed binary runs" "$root/usr/bin/netstack_exporter" --version
 check "installed config is valid" "$root/usr/bin/netstack_exporter" --check-config \
 	--config "$root/etc/netstack_exporter.ini"
