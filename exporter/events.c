@@ -600,7 +600,6 @@ void event_json(struct mbuf *m, const struct event_rec *r)
 			snprintf(buf, sizeof(buf), "%u", ev->drop.reason);
 			json_str(m, "reason", buf);
 		}
-		mbuf_printf(m, ",\"location\":\"0x%" PRIx64 "\"", (uint64_t)ev->drop.location);
 		json_str(m, "function", r->function);
 		if (r->explanation) {
 			json_str(m, "explanation", r->explanation);

@@ -86,8 +86,8 @@ static int drop_init(struct kernel *k)
 		ksyms = kernel_ksyms(k, &err);
 		if (err)
 			log_warn(
-				"sampling: cannot read /proc/kallsyms (%s): drop locations will be "
-				"addresses",
+				"sampling: cannot read /proc/kallsyms (%s; addresses need "
+				"CAP_SYSLOG): drop functions will be \"__unknown__\"",
 				strerror(-err));
 	}
 	if (!stat("/proc/self/ns/net", &st))
@@ -116,12 +116,12 @@ static void drop_entry(struct event_rec *r)
 			r->explanation = notes[i].explanation;
 			r->hint = notes[i].hint;
 		}
+	/* Symbol-relative or nothing: a raw address would tell where the kernel is (KASLR). */
 	if (sym)
 		snprintf(r->function, sizeof(r->function), "%s+0x%" PRIx64, sym->name,
 			 (uint64_t)(ev->drop.location - sym->addr));
 	else
-		snprintf(r->function, sizeof(r->function), "0x%" PRIx64,
-			 (uint64_t)ev->drop.location);
+		snprintf(r->function, sizeof(r->function), "__unknown__");
 	/* The kernel copies the device's name; without a device, our own netns can tell. */
 	memcpy(ifbuf, ev->drop.ifname, EV_IFNAMSIZ);
 	ifbuf[EV_IFNAMSIZ] = 0;

@@ -157,6 +157,9 @@ check_eq "IPv6 events carry the flow nft saw (sport ${sport6:-?})" "$got6" "$goo
 funcs=$(cat "$TMP/b4" "$TMP/b6" | jq -r '.function' | sed 's/+0x[0-9a-f]*$//' | sort -u)
 check_eq "one drop function for the rule's drops" 1 "$(grep -c . <<<"$funcs")"
 check "the function ($funcs) is a kernel symbol" grep -q " [tT] $funcs\$" /proc/kallsyms
+# A kernel address in the output would tell whoever reads /events where the kernel is.
+check_eq "no event carries a kernel address (KASLR)" 0 \
+	"$(cat "$TMP/b4" "$TMP/b6" | grep -c '0xffff[0-9a-f]\{12\}')"
 check "the drop events explain NETFILTER_DROP" \
 	test "$(head -1 "$TMP/b4" | jq -r .explanation)" != null
 
