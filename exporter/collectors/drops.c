@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
 #include "config.h"
@@ -16,7 +17,6 @@
 #include "drops_nokfunc.skel.h"
 #include "kernel.h"
 #include "log.h"
-#include "pin.h"
 #include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
@@ -257,26 +257,11 @@ static int drops_start(struct kernel *k)
 				 cpu_array_entries(CPU_STRIDE(cfg.max_series)));
 	skel->rodata->max_series = cfg.max_series;
 	skel->rodata->slot_stride = CPU_STRIDE(cfg.max_series);
-	err = pin_prepare(skel->skeleton, "drops");
+	err = bpf_load(skel->skeleton, "drops", NULL, false);
+	if (!err)
+		err = bpf_attach(skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
 	if (err)
 		goto cleanup;
-
-	err = drops_bpf__load(skel);
-	if (err) {
-		log_error("drops: cannot load BPF program: %s%s", strerror(-err),
-			  bpf_memlock_hint(err));
-		goto cleanup;
-	}
-	skeleton_release(skel->skeleton);
-	err = drops_bpf__attach(skel);
-	if (err) {
-		log_error("drops: cannot attach to tp_btf/kfree_skb: %s", strerror(-err));
-		goto cleanup;
-	}
-	err = pin_commit(skel->skeleton, "drops");
-	if (err)
-		goto cleanup;
-	events_loaded(skel->obj, EV_DROP);
 	err = cpu_array_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
 				    array_size, DROP_STRIDE(reasons->max));
 	if (!err)

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
 #include "config.h"
 #include "kernel.h"
 #include "log.h"
-#include "pin.h"
 #include "retrans.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
@@ -159,28 +159,12 @@ static int retrans_start(struct kernel *k)
 	err = events_prepare(skel->obj, EV_RETRANS,
 			     (struct sample_config *)&skel->rodata->sample_cfg);
 	if (!err)
-		err = pin_prepare(skel->skeleton, "retrans");
+		err = bpf_load(skel->skeleton, "retrans", NULL, false);
+	if (!err)
+		err = bpf_attach(skel->skeleton, "retrans",
+				 "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack", EV_RETRANS);
 	if (err)
 		goto cleanup;
-
-	err = retrans_bpf__load(skel);
-	if (err) {
-		log_error("retrans: cannot load BPF programs: %s%s", strerror(-err),
-			  bpf_memlock_hint(err));
-		goto cleanup;
-	}
-	skeleton_release(skel->skeleton);
-	err = retrans_bpf__attach(skel);
-	if (err) {
-		log_error("retrans: cannot attach to tp_btf/tcp_retransmit_skb and "
-			  "tcp_retransmit_synack: %s",
-			  strerror(-err));
-		goto cleanup;
-	}
-	err = pin_commit(skel->skeleton, "retrans");
-	if (err)
-		goto cleanup;
-	events_loaded(skel->obj, EV_RETRANS);
 	err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits), RT_NR_SLOTS,
 				    RT_STRIDE);
 	if (!err)

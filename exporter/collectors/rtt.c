@@ -16,12 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
 #include "config.h"
 #include "kernel.h"
 #include "log.h"
-#include "pin.h"
 #include "rtt.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
@@ -204,7 +204,8 @@ static void rtt_stop(void)
 	existing_covered = false;
 }
 
-static int open_and_load(bool with_iter)
+/* with_iter: also the iterators over open connections; quiet: a failure is retried without. */
+static int open_and_load(bool with_iter, bool quiet)
 {
 	bool netns = cfg.label_mask & RTT_LABEL_NETNS;
 	int err;
@@ -229,12 +230,8 @@ static int open_and_load(bool with_iter)
 	bpf_map__set_max_entries(skel->maps.tcp_rtt_buckets,
 				 netns ? cfg.max_series * RTT_NR_BUCKETS : 1);
 	err = events_prepare(skel->obj, EV_RTT, (struct sample_config *)&skel->rodata->sample_cfg);
-	if (!err && pin_prepare(skel->skeleton, "rtt"))
-		err = -EINVAL;
 	if (!err)
-		err = rtt_bpf__load(skel);
-	if (!err)
-		skeleton_release(skel->skeleton);
+		err = bpf_load(skel->skeleton, "rtt", CAPS_HINT, quiet);
 	return err;
 }
 
@@ -521,7 +518,7 @@ static int rtt_start(struct kernel *k)
 		return err;
 	}
 
-	err = open_and_load(iter);
+	err = open_and_load(iter, iter);
 	if (err && iter) {
 		/*
 		 * Without CAP_PERFMON, or on a kernel that refuses bpf_setsockopt in iter/tcp,
@@ -530,16 +527,10 @@ static int rtt_start(struct kernel *k)
 		iter_err = err;
 		rtt_bpf__destroy(skel);
 		iter = false;
-		err = open_and_load(iter);
+		err = open_and_load(iter, false);
 	}
-	if (err) {
-		const char *hint = bpf_memlock_hint(err);
-
-		if (!*hint && (err == -EPERM || err == -EACCES))
-			hint = CAPS_HINT;
-		log_error("rtt: cannot load BPF programs: %s%s", strerror(-err), hint);
+	if (err)
 		goto cleanup;
-	}
 	/* Without optional labels, the program that has no label code (bpf/rtt.bpf.c). */
 	prog = cfg.label_mask ? skel->progs.tcp_rtt_sockops_labels : skel->progs.tcp_rtt_sockops;
 	link = cfg.label_mask ? &skel->links.tcp_rtt_sockops_labels : &skel->links.tcp_rtt_sockops;
@@ -549,10 +540,9 @@ static int rtt_start(struct kernel *k)
 		log_error("rtt: cannot attach sockops to cgroup %s: %s", cgroup, strerror(-err));
 		goto cleanup;
 	}
-	err = pin_commit(skel->skeleton, "rtt");
+	err = bpf_attach(skel->skeleton, "rtt", NULL, EV_RTT);
 	if (err)
 		goto cleanup;
-	events_loaded(skel->obj, EV_RTT);
 	err = cpu_array_reader_init(&by_family, bpf_map__fd(skel->maps.tcp_rtt_by_family),
 				    RTT_ARRAY_SIZE, RTT_STRIDE);
 	if (!err)
