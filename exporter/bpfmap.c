@@ -27,17 +27,6 @@ void map_view_free(const void *p, size_t len)
 		munmap((void *)p, len);
 }
 
-void skeleton_release(const struct bpf_object_skeleton *s)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t start = ((uintptr_t)s->data + page - 1) & ~(page - 1);
-	uintptr_t end = ((uintptr_t)s->data + s->data_sz) & ~(page - 1);
-
-	/* Only pages wholly inside the object: the binary's other data stays. */
-	if (end > start)
-		madvise((void *)start, end - start, MADV_DONTNEED);
-}
-
 /* What every reader has: the map, its size, the CPUs and the sums. */
 static int reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries)
 {

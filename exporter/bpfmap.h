@@ -25,14 +25,6 @@ struct percpu_reader {
 	uint64_t *sums;	  /* max_entries: values summed over CPUs */
 };
 
-struct bpf_object_skeleton;
-/*
- * Give back the pages of a loaded skeleton's BPF object embedded in the binary (up to 250 kB
- * each): libbpf reads them once to load, again only at the next load. They are clean file
- * pages, so a later read simply faults them in again.
- */
-void skeleton_release(const struct bpf_object_skeleton *s);
-
 /* A read-only view of len bytes of a BPF_F_MMAPABLE array; NULL (errno set) on failure. */
 const void *map_view(int fd, size_t len);
 void map_view_free(const void *p, size_t len);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A collector is one BPF program file plus one file here plus one row in the registry table
- * (exporter/collectors/registry.c).
+ * (exporter/collectors/registry.c). Its file holds only constants: the options it parses live
+ * in the configuration (a value), what it loads and reads lives in a state it allocates in start
+ * and frees in stop.
  */
 #ifndef NETSTACK_COLLECTOR_H
 #define NETSTACK_COLLECTOR_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -14,37 +17,61 @@
 struct bpf_object;
 struct kernel;
 
-struct collector {
+/* Room for any collector's options (rtt's cgroup path is the largest). */
+#define COLLECTOR_OPTS_SIZE (PATH_MAX + 64)
+
+/*
+ * A collector's section of a configuration. A reload compares them byte for byte to tell which
+ * collectors to restart: v starts zeroed, and set leaves no stale bytes behind.
+ */
+struct collector_opts {
+	bool enabled;
+	_Alignas(max_align_t) unsigned char v[COLLECTOR_OPTS_SIZE]; /* the collector's own */
+};
+
+struct collector_ops {
 	const char *name;
 	const char *description; /* one line, for the landing page */
 	bool default_enabled;
 	/* The event type (enum event_type) its BPF programs sample, whose settings they hold. */
 	unsigned sampled;
-	/* Restore built-in defaults of the collector's own keys. */
-	void (*reset)(void);
-	/* Apply one config key of [collector.NAME] other than `enabled`; 0 or -1 with err set. */
-	int (*set)(const char *key, const char *value, char *err, size_t errlen);
+	/* Built-in defaults of the collector's own keys into opts (zeroed before). */
+	void (*reset)(void *opts);
+	/* Apply one key of [collector.NAME] but enabled and pod_labels; 0 or -1 with err set. */
+	int (*set)(void *opts, const char *key, const char *value, char *err, size_t errlen);
 	/*
-	 * Probe, open, load and attach; 0 or -1 (the collector logs why). Main thread; k outlives
-	 * every collector and its names may be kept until stop.
+	 * Probe, open, load and attach with opts (copied, they need not outlive the call): 0 and
+	 * *state, or -errno (the collector logs why). Main thread; k outlives every state, which
+	 * may keep its names until stop.
 	 */
-	int (*start)(struct kernel *k);
-	/* Append this collector's families; 0 or -1. Never called unless start succeeded. */
-	int (*collect)(struct expo *e);
-	void (*stop)(void);
-	/* Loaded BPF object, for per-program stats; NULL when not started. */
-	struct bpf_object *(*object)(void);
+	int (*start)(struct kernel *k, const void *opts, void **state);
+	/* Append this collector's families; 0 or -1. Under the scrape lock, on any thread. */
+	int (*collect)(void *state, struct expo *e);
+	/* Detach and free everything start made. */
+	void (*stop)(void *state);
+	/* The loaded BPF object, for per-program stats. */
+	struct bpf_object *(*object)(void *state);
+};
 
-	/* Run-time state, owned by main.c. */
+/* NULL-terminated table of every collector (registry order: configurations index it). */
+extern const struct collector_ops *const collectors[];
+
+const struct collector_ops *collector_find(const char *name);
+/* Its index in collectors[], or -1. */
+int collector_index(const char *name);
+/* Whether a reload keeps a collector as it runs: same enabled flag and options. */
+bool collector_opts_equal(const struct collector_opts *a, const struct collector_opts *b);
+
+/*
+ * A collector as the exporter runs it, one per registered collector and a last one with ops
+ * NULL. main.c owns the table and changes it under the scrape lock; scrapes read it there.
+ */
+struct collector {
+	const struct collector_ops *ops;
 	bool enabled;
-	bool up;
+	void *state; /* from start to stop; NULL: not running */
 	bool last_success;
 	double last_duration;
 };
-
-/* NULL-terminated table of every collector. */
-extern struct collector *const collectors[];
-
-struct collector *collector_find(const char *name);
 
 #endif

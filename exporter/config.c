@@ -31,10 +31,10 @@ void config_defaults(struct config *c)
 	c->log_level = LOG_INFO;
 	pods_config_defaults(&c->pods);
 	events_defaults(&c->sampling);
-	for (struct collector *const *p = collectors; *p; p++) {
-		(*p)->enabled = (*p)->default_enabled;
-		if ((*p)->reset)
-			(*p)->reset();
+	for (int i = 0; collectors[i]; i++) {
+		c->collectors[i].enabled = collectors[i]->default_enabled;
+		if (collectors[i]->reset)
+			collectors[i]->reset(c->collectors[i].v);
 	}
 }
 
@@ -270,29 +270,6 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 	return -1;
 }
 
-/*
- * A fingerprint of the keys a collector's section sets, in order (FNV-1a), so a reload
- * restarts only the collectors whose settings changed.
- */
-static void hash_setting(struct config *c, const struct collector *col, const char *key,
-			 const char *val)
-{
-	uint64_t *h = NULL;
-
-	for (size_t i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
-		if (collectors[i] == col)
-			h = &c->collector_hash[i];
-	if (!h)
-		return;
-	if (!*h)
-		*h = 14695981039346656037ull;
-	for (const char *p = key; p; p = p == key ? val : NULL) {
-		for (const unsigned char *b = (const unsigned char *)p; *b; b++)
-			*h = (*h ^ *b) * 1099511628211ull;
-		*h = (*h ^ '\n') * 1099511628211ull;
-	}
-}
-
 /* Parser state: inih reports lines through our reader so errors can name them. */
 struct parse_state {
 	struct config *cfg;
@@ -396,20 +373,19 @@ static int handler(void *user, const char *section, const char *key, const char 
 		else
 			ret = 0;
 	} else if (!strncmp(section, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX))) {
-		struct collector *col = collector_find(section + strlen(COLLECTOR_PREFIX));
+		int i = collector_index(section + strlen(COLLECTOR_PREFIX));
+		const struct collector_ops *col = i < 0 ? NULL : collectors[i];
 
 		if (!col)
 			return 1; /* already reported by the reader */
 		if (!strcmp(key, "enabled"))
-			ret = parse_bool(val, &col->enabled, msg, sizeof(msg));
+			ret = parse_bool(val, &c->collectors[i].enabled, msg, sizeof(msg));
 		else if (!strcmp(key, "pod_labels"))
 			ret = pods_collector_labels(&c->pods, col->name, val, st->line, msg,
 						    sizeof(msg));
-		else if (col->set) {
-			ret = col->set(key, val, msg, sizeof(msg));
-			if (!ret)
-				hash_setting(c, col, key, val);
-		} else
+		else if (col->set)
+			ret = col->set(c->collectors[i].v, key, val, msg, sizeof(msg));
+		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [%s]", key, section);
 		/* pod_labels works from the netns label: remember whether it is there. */
 		if (!ret && !strcmp(key, "labels"))
@@ -471,7 +447,6 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 	struct parse_state st = { .cfg = c };
 	int ret;
 
-	memset(c->collector_hash, 0, sizeof(c->collector_hash));
 	if (!len)
 		return 0;
 	st.f = fmemopen((void *)text, len, "r");

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "collector.h"
 #include "events.h"
 #include "log.h"
 #include "pods.h"
@@ -17,7 +18,7 @@
  * thread, ~0.25 s at 12 on a 2020s core (cost 10, ~60 ms, is the usual choice).
  */
 #define MAX_BCRYPT_COST 12
-#define MAX_COLLECTORS 16
+#define MAX_COLLECTORS 8 /* each takes COLLECTOR_OPTS_SIZE in a configuration */
 #define CONFIG_MAX_BYTES (1 << 20)
 
 /* [web] basic_auth_user = NAME:BCRYPT_HASH */
@@ -44,13 +45,12 @@ struct config {
 	char node[128];		  /* [labels] node: a node="..." label on every series */
 	char pin_path[200];	  /* [bpf] pin_path: pin maps and links there; empty: don't */
 	enum log_level log_level; /* [log] level */
-	/* Per collector (registry order): fingerprint of its keys; 0 when the file sets none. */
-	uint64_t collector_hash[MAX_COLLECTORS];
-	struct sampling_config sampling; /* [sampling] */
-	struct pods_config pods;	 /* [pods] and the collectors' pod_labels */
+	struct collector_opts collectors[MAX_COLLECTORS]; /* [collector.NAME], registry order */
+	struct sampling_config sampling;		  /* [sampling] */
+	struct pods_config pods; /* [pods] and the collectors' pod_labels */
 };
 
-/* Built-in defaults, also resets every collector's options and enabled flag. */
+/* Built-in defaults, every collector's options and enabled flag included. */
 void config_defaults(struct config *c);
 /* Parse an INI file over the current values. 0, or -1 with "file:line: message" in err. */
 int config_load(struct config *c, const char *path, char *err, size_t errlen);

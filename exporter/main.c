@@ -93,12 +93,18 @@ static void apply_overrides(struct config *cfg, const struct overrides *o)
 		log_level_parse(o->level, &cfg->log_level);
 }
 
-static void start_collector(struct collector *c, struct kernel *k, bool strict)
+/* Start c (not running) with o: it is up when c->state is set after. */
+static void start_collector(struct collector *c, const struct collector_opts *o, struct kernel *k,
+			    bool strict)
 {
-	c->up = c->start(k) == 0;
-	if (!c->up)
-		log_error("collector %s failed to start%s", c->name,
+	void *state = NULL;
+
+	if (c->ops->start(k, o->v, &state)) {
+		log_error("collector %s failed to start%s", c->ops->name,
 			  strict ? "; exiting (--strict)" : "; serving without it");
+		return;
+	}
+	c->state = state;
 }
 
 /*
@@ -146,25 +152,22 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  * SIGHUP: read and check the file again, the TLS files included, and start serving it beside
  * the running daemon. Anything wrong rejects the reload whole: logged, nothing changes, the
  * running configuration keeps serving. An accepted one applies every section under the scrape
- * lock (so no scrape sees a half-applied state), restarting only collectors whose section or
+ * lock (so no scrape sees a half-applied state), restarting only collectors whose options or
  * sampling settings changed; keys only a restart applies are logged by name.
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
-		   bool ptrace_kept, struct kernel *k)
+		   bool ptrace_kept, struct kernel *k, struct collector *run)
 {
-	bool was_enabled[MAX_COLLECTORS] = { 0 };
 	struct web *web = NULL;
 	struct config next;
 	char err[512] = "", restart[256];
-	size_t len, old_len = strlen(*text);
+	size_t len;
 	char *new_text = config_read(path, &len, err, sizeof(err));
 	unsigned resample;
 	int i;
 
-	for (i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
-		was_enabled[i] = collectors[i]->enabled;
 	scrape_lock();
-	/* Parsing sets the collectors' options in place: a rejected file re-parses the old one. */
+	/* Parsed into next alone: a rejected file leaves everything as it runs. */
 	config_defaults(&next);
 	if (new_text && !config_load_text(&next, path, new_text, len, err, sizeof(err))) {
 		apply_overrides(&next, o);
@@ -174,8 +177,6 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	}
 	if (!web) {
 		log_error("reload: %s; keeping the running configuration", err);
-		config_defaults(&next);
-		config_load_text(&next, path, *text, old_len, err, sizeof(err));
 		scrape_reload_result(false);
 		scrape_unlock();
 		free(new_text);
@@ -183,25 +184,26 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	}
 	keep_restart_keys(&next, cfg, restart, sizeof(restart));
 	resample = events_reconfigure(&next.sampling);
-	for (i = 0; i < MAX_COLLECTORS && collectors[i]; i++) {
-		struct collector *c = collectors[i];
-		bool resampled = resample & (1u << c->sampled);
+	for (i = 0; run[i].ops; i++) {
+		struct collector *c = &run[i];
+		const struct collector_opts *want = &next.collectors[i];
+		bool up = c->state, resampled = resample & (1u << c->ops->sampled);
 
-		/* Unchanged and running (or off): leave it, its counters go on. */
-		if (c->enabled == was_enabled[i] &&
-		    next.collector_hash[i] == cfg->collector_hash[i] && (c->up || !c->enabled) &&
-		    !(resampled && c->up))
+		/* Same options and running (or off): leave it, its counters go on. */
+		if (collector_opts_equal(want, &cfg->collectors[i]) && (up || !want->enabled) &&
+		    !(resampled && up))
 			continue;
-		if (c->up)
-			c->stop();
-		c->up = false;
+		if (up)
+			c->ops->stop(c->state);
+		c->state = NULL;
+		c->enabled = want->enabled;
 		if (c->enabled)
-			start_collector(c, k, false);
+			start_collector(c, want, k, false);
 		else
-			pin_remove(c->name);
-		log_info("reload: collector %s %s%s", c->name,
+			pin_remove(c->ops->name);
+		log_info("reload: collector %s %s%s", c->ops->name,
 			 !c->enabled ? "disabled"
-			 : c->up     ? "(re)started"
+			 : c->state  ? "(re)started"
 				     : "failed",
 			 resampled ? " ([sampling] changed)" : "");
 	}
@@ -237,6 +239,8 @@ int main(int argc, char **argv)
 {
 	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
 	bool check = false, strict = false, unpin = false, ptrace_kept;
+	/* The collectors as they run, in registry order, then an end mark (ops NULL). */
+	struct collector run[MAX_COLLECTORS + 1] = { 0 };
 	struct overrides over;
 	struct kernel kernel;
 	struct config cfg;
@@ -350,21 +354,24 @@ int main(int argc, char **argv)
 	events_configure(&cfg.sampling);
 	pods_configure(&cfg.pods);
 	scrape_reload_result(true); /* start-up counts as a successful load */
-	for (struct collector *const *p = collectors; *p; p++) {
-		struct collector *c = *p;
+	for (int i = 0; collectors[i]; i++) {
+		struct collector *c = &run[i];
 
+		c->ops = collectors[i];
+		c->enabled = cfg.collectors[i].enabled;
 		if (!c->enabled) {
-			pin_remove(c->name); /* or its pinned programs would count on */
+			pin_remove(c->ops->name); /* or its pinned programs would count on */
 			continue;
 		}
-		start_collector(c, &kernel, strict);
-		started += c->up;
-		if (!c->up && strict) {
+		start_collector(c, &cfg.collectors[i], &kernel, strict);
+		started += c->state != NULL;
+		if (!c->state && strict) {
 			exit_code = 1;
 			goto out;
 		}
 	}
 	kernel_btf_release(&kernel); /* the collectors' probes are done with it */
+	scrape_set_collectors(run);
 	/*
 	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the
 	 * scrape's large transient blocks (the response copy) go back to the system after each
@@ -406,7 +413,7 @@ int main(int argc, char **argv)
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
 		if (config_path)
-			reload(config_path, &text, &cfg, &over, ptrace_kept, &kernel);
+			reload(config_path, &text, &cfg, &over, ptrace_kept, &kernel, run);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}
@@ -415,9 +422,9 @@ out:
 	http_stop();
 	pods_stop();
 	events_stop();
-	for (struct collector *const *p = collectors; *p; p++)
-		if ((*p)->up)
-			(*p)->stop();
+	for (struct collector *c = run; c->ops; c++)
+		if (c->state)
+			c->ops->stop(c->state);
 	kernel_free(&kernel); /* every thread that reads it is joined */
 	free(text);
 	return exit_code;

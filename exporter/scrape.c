@@ -30,6 +30,18 @@ static struct labels constant;
 static bool reload_ok = true;
 static double reload_ok_time; /* wall clock of the last successful load, start-up included */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct collector none = { 0 }; /* an empty table until main.c gives its own */
+static struct collector *running = &none;
+
+void scrape_set_collectors(struct collector *table)
+{
+	running = table;
+}
+
+struct collector *scrape_collectors(void)
+{
+	return running;
+}
 
 void scrape_lock(void)
 {
@@ -80,8 +92,8 @@ static void render_collector(struct collector *c, struct expo *e)
 	bool ok;
 
 	/* Pod labels are folded in at render time, from the netns label the collector writes. */
-	expo_set_filter(e, pods_filter(c->name), true);
-	ok = c->collect(e) == 0;
+	expo_set_filter(e, pods_filter(c->ops->name), true);
+	ok = c->ops->collect(c->state, e) == 0;
 	expo_set_filter(e, NULL, ok);
 	/* A failing collector leaves nothing half-written, and the scrape goes on. */
 	if (!ok)
@@ -94,19 +106,19 @@ static void per_collector(struct expo *e, const char *name, const char *help, en
 			  int which)
 {
 	expo_family(e, name, type, help);
-	for (struct collector *const *p = collectors; *p; p++) {
-		struct collector *c = *p;
+	for (const struct collector *c = running; c->ops; c++) {
+		bool up = c->state;
 		struct labels l = { 0 };
 
 		if (!c->enabled)
 			continue;
-		labels_add(&l, "collector", c->name);
+		labels_add(&l, "collector", c->ops->name);
 		if (which == 0)
-			expo_u64(e, &l, c->up);
+			expo_u64(e, &l, up);
 		else if (which == 1)
-			expo_u64(e, &l, c->up && c->last_success);
+			expo_u64(e, &l, up && c->last_success);
 		else
-			expo_double(e, &l, c->up ? c->last_duration : 0);
+			expo_double(e, &l, up ? c->last_duration : 0);
 	}
 }
 
@@ -134,8 +146,9 @@ static void render_bpf_stats(struct expo *e)
 
 	if (!bpf_stats_enabled())
 		return;
-	for (struct collector *const *p = collectors; *p; p++) {
-		struct bpf_object *obj = (*p)->up && (*p)->object ? (*p)->object() : NULL;
+	for (const struct collector *c = running; c->ops; c++) {
+		struct bpf_object *obj =
+			c->state && c->ops->object ? c->ops->object(c->state) : NULL;
 		struct bpf_program *prog;
 
 		if (!obj)
@@ -235,9 +248,9 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 	expo_init(&e, out, format);
 	e.constant = constant.n ? &constant : NULL;
 	n_overflows = 0;
-	for (struct collector *const *p = collectors; *p; p++)
-		if ((*p)->enabled && (*p)->up)
-			render_collector(*p, &e);
+	for (struct collector *c = running; c->ops; c++)
+		if (c->enabled && c->state)
+			render_collector(c, &e);
 	events_collect(&e);
 
 	uname(&uts);

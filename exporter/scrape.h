@@ -14,6 +14,14 @@
 void scrape_lock(void);
 void scrape_unlock(void);
 
+/*
+ * The collectors to render: main.c's table (ops NULL after the last), given once before any
+ * thread starts and changed only under the scrape lock, under which it is read.
+ */
+struct collector;
+void scrape_set_collectors(struct collector *table);
+struct collector *scrape_collectors(void);
+
 /* Render every enabled collector and the exporter's own metrics into out. */
 void scrape_render(struct mbuf *out, enum metric_format format);
 

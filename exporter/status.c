@@ -15,6 +15,7 @@
 
 #include "collector.h"
 #include "events.h"
+#include "scrape.h"
 #include "status.h"
 #include "version.h"
 
@@ -116,18 +117,20 @@ static void flush_nothing(struct expo_filter *f, struct expo *e, bool keep)
 /* Read the drops collector's counters into r; false when it is not running. */
 static bool read_drops(struct reading *r)
 {
-	struct collector *c = collector_find("drops");
+	const struct collector *c = scrape_collectors();
 	struct drop_summer summer = { { capture_drops, add_drop, flush_nothing }, r };
 	struct mbuf scratch = { 0 };
 	struct expo e;
 	int err;
 
 	r->t = now_seconds();
-	if (!c || !c->enabled || !c->up)
+	while (c->ops && strcmp(c->ops->name, "drops"))
+		c++;
+	if (!c->ops || !c->enabled || !c->state)
 		return false;
 	expo_init(&e, &scratch, FORMAT_PROMETHEUS);
 	expo_set_filter(&e, &summer.f, true);
-	err = c->collect(&e);
+	err = c->ops->collect(c->state, &e);
 	expo_finish(&e);
 	mbuf_free(&scratch);
 	return !err;
@@ -253,10 +256,10 @@ void status_page(struct mbuf *m, const char *metrics_path)
 	escape_html(m, metrics_path);
 	mbuf_puts(m, "\">Metrics</a> &middot; <a href=\"/healthz\">Health</a></p>\n"
 		     "<h2>Collectors</h2>\n<ul>\n");
-	for (struct collector *const *p = collectors; *p; p++)
-		if ((*p)->enabled)
-			mbuf_printf(m, "<li><b>%s</b> (%s): %s</li>\n", (*p)->name,
-				    (*p)->up ? "up" : "down", (*p)->description);
+	for (const struct collector *c = scrape_collectors(); c->ops; c++)
+		if (c->enabled)
+			mbuf_printf(m, "<li><b>%s</b> (%s): %s</li>\n", c->ops->name,
+				    c->state ? "up" : "down", c->ops->description);
 	mbuf_puts(m, "</ul>\n");
 	if (read_drops(&cur)) {
 		drops_table(m, &cur);

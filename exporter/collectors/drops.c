@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Packet drops by kernel drop reason: bpf/drops.bpf.c counts, this file names and renders. */
+#define _GNU_SOURCE /* qsort_r */
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
 #include "config.h"
@@ -16,7 +18,6 @@
 #include "drops_nokfunc.skel.h"
 #include "kernel.h"
 #include "log.h"
-#include "pin.h"
 #include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
@@ -32,20 +33,12 @@ static const struct label_option optional_labels[] = {
 };
 #define NR_OPTIONAL (sizeof(optional_labels) / sizeof(optional_labels[0]))
 
-static struct {
+struct drops_opts {
 	unsigned label_mask;
 	unsigned max_series;
 	bool direct_read; /* use bpf_rdonly_cast where the kernel has it */
-} cfg;
-
-static struct drops_bpf *skel;
-/* Shared with the other threads, owned by main: never freed here. */
-static const struct reason_table *reasons;
-static const struct ksyms *ksyms;
-static struct percpu_reader by_reason, by_slot, overflow;
-/* How many slots of the labelled series (bpf/drops.bpf.c) were handed out. */
-static const uint32_t *slots_next;
-static bool logged_overflow, logged_unknown, logged_keys;
+};
+_Static_assert(sizeof(struct drops_opts) <= COLLECTOR_OPTS_SIZE, "drops options too large");
 
 /* The function label of a location not in kallsyms (or without CAP_SYSLOG to read it). */
 #define UNKNOWN_FUNCTION "__unknown__"
@@ -62,38 +55,54 @@ struct row {
 	uint64_t value;
 };
 
-/*
- * The labelled series' rows, one per slot in slot order, and the order to render them in (with
- * SAME_AS_PREV when a row renders as the same series as the one before it). Both are kept
- * across scrapes: a slot's key never changes, so the sort (a tenth of a 10k-series scrape)
- * runs only when new slots were taken.
- */
 #define SAME_AS_PREV (1u << 31)
-static struct row *rows;
-static uint32_t *order;
-static size_t rows_cap, rows_n;
 
-static void drops_reset(void)
+/* A running drops collector. */
+struct drops {
+	struct drops_opts cfg;
+	struct drops_bpf *skel;
+	/* Shared with the other threads, owned by main: never freed here. */
+	const struct reason_table *reasons;
+	const struct ksyms *ksyms;
+	struct percpu_reader by_reason, by_slot, overflow;
+	/* How many slots of the labelled series (bpf/drops.bpf.c) were handed out. */
+	const uint32_t *slots_next;
+	bool logged_overflow, logged_unknown, logged_keys;
+	/*
+	 * The labelled series' rows, one per slot in slot order, and the order to render them in
+	 * (with SAME_AS_PREV when a row renders as the same series as the one before it). Both
+	 * are kept across scrapes: a slot's key never changes, so the sort (a tenth of a
+	 * 10k-series scrape) runs only when new slots were taken.
+	 */
+	struct row *rows;
+	uint32_t *order;
+	size_t rows_cap, rows_n;
+};
+
+static void drops_reset(void *opts)
 {
-	cfg.label_mask = 0;
-	cfg.max_series = DEFAULT_MAX_SERIES;
-	cfg.direct_read = true;
+	struct drops_opts *o = opts;
+
+	o->max_series = DEFAULT_MAX_SERIES;
+	o->direct_read = true;
 }
 
-static int drops_set(const char *key, const char *value, char *err, size_t errlen)
+static int drops_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
 {
+	struct drops_opts *o = opts;
+
 	if (!strcmp(key, "labels"))
 		return parse_label_list(value, required_labels, optional_labels, NR_OPTIONAL,
-					&cfg.label_mask, err, errlen);
+					&o->label_mask, err, errlen);
 	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
+		return parse_uint(value, 1, 1u << 20, &o->max_series, err, errlen);
 	if (!strcmp(key, "direct_read")) {
 		if (!strcmp(value, "auto")) {
-			cfg.direct_read = true;
+			o->direct_read = true;
 			return 0;
 		}
 		if (!strcmp(value, "false")) {
-			cfg.direct_read = false;
+			o->direct_read = false;
 			return 0;
 		}
 		snprintf(err, errlen, "expected auto or false, got '%s'", value);
@@ -172,43 +181,39 @@ static struct drops_bpf *drops_open(bool kfunc)
 	return s;
 }
 
-static void drops_stop(void)
+static void drops_stop(void *state)
 {
+	struct drops *d = state;
+
 	events_unloaded(EV_DROP);
-	drops_bpf__destroy(skel);
-	skel = NULL;
-	reasons = NULL;
-	ksyms = NULL;
-	percpu_reader_free(&by_reason);
-	percpu_reader_free(&by_slot);
-	map_view_free(slots_next, sizeof(*slots_next));
-	slots_next = NULL;
-	percpu_reader_free(&overflow);
-	free(rows);
-	free(order);
-	rows = NULL;
-	order = NULL;
-	rows_cap = rows_n = 0;
+	drops_bpf__destroy(d->skel);
+	percpu_reader_free(&d->by_reason);
+	percpu_reader_free(&d->by_slot);
+	map_view_free(d->slots_next, sizeof(*d->slots_next));
+	percpu_reader_free(&d->overflow);
+	free(d->rows);
+	free(d->order);
+	free(d);
 }
 
 /*
  * The program for this configuration: count_drop_compat without direct reads, else one per
  * optional label set (suffix f, n, i in that order; none for the default labels).
  */
-static void prog_name(char *buf, size_t len, bool direct, bool sampled)
+static void prog_name(char *buf, size_t len, unsigned mask, bool direct, bool sampled)
 {
 	if (!direct) {
 		snprintf(buf, len, "count_drop_compat");
 		return;
 	}
-	snprintf(buf, len, "%s%s%s%s%s", sampled ? "sample_drop" : "count_drop",
-		 cfg.label_mask ? "_" : "", cfg.label_mask & DROP_LABEL_FUNCTION ? "f" : "",
-		 cfg.label_mask & DROP_LABEL_NETNS ? "n" : "",
-		 cfg.label_mask & DROP_LABEL_INTERFACE ? "i" : "");
+	snprintf(buf, len, "%s%s%s%s%s", sampled ? "sample_drop" : "count_drop", mask ? "_" : "",
+		 mask & DROP_LABEL_FUNCTION ? "f" : "", mask & DROP_LABEL_NETNS ? "n" : "",
+		 mask & DROP_LABEL_INTERFACE ? "i" : "");
 }
 
-static int drops_start(struct kernel *k)
+static int drops_start(struct kernel *k, const void *opts, void **state)
 {
+	struct drops *d;
 	struct bpf_program *p;
 	uint32_t array_size;
 	char prog[32];
@@ -218,89 +223,82 @@ static int drops_start(struct kernel *k)
 	err = probe_kernel(k, &direct);
 	if (err)
 		return err;
-	direct = direct && cfg.direct_read;
 	if (k->reasons_err) {
 		log_error("drops: cannot read drop reason names from BTF or tracefs: %s",
 			  strerror(-k->reasons_err));
 		return k->reasons_err;
 	}
-	reasons = &k->reasons;
-	if (cfg.label_mask & DROP_LABEL_FUNCTION) {
-		ksyms = kernel_ksyms(k, &err);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->cfg = *(const struct drops_opts *)opts;
+	direct = direct && d->cfg.direct_read;
+	d->reasons = &k->reasons;
+	if (d->cfg.label_mask & DROP_LABEL_FUNCTION) {
+		d->ksyms = kernel_ksyms(k, &err);
 		if (err)
 			log_warn("drops: cannot read /proc/kallsyms (%s; addresses need "
 				 "CAP_SYSLOG): function labels will be \"" UNKNOWN_FUNCTION "\"",
 				 strerror(-err));
 	}
-	skel = drops_open(direct);
-	if (!skel) {
+	d->skel = drops_open(direct);
+	if (!d->skel) {
 		err = -errno;
 		log_error("drops: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = events_prepare(skel->obj, EV_DROP, (struct sample_config *)&skel->rodata->sample_cfg);
+	err = events_prepare(d->skel->obj, EV_DROP,
+			     (struct sample_config *)&d->skel->rodata->sample_cfg);
 	if (err)
 		goto cleanup;
-	prog_name(prog, sizeof(prog), direct, skel->rodata->sample_cfg.rate);
-	for (p = bpf_object__next_program(skel->obj, NULL); p;
-	     p = bpf_object__next_program(skel->obj, p))
+	prog_name(prog, sizeof(prog), d->cfg.label_mask, direct, d->skel->rodata->sample_cfg.rate);
+	for (p = bpf_object__next_program(d->skel->obj, NULL); p;
+	     p = bpf_object__next_program(d->skel->obj, p))
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
-	skel->rodata->label_mask = cfg.label_mask;
+	d->skel->rodata->label_mask = d->cfg.label_mask;
 	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
-	array_size = DROP_INDEX(reasons->max, 0, 0);
-	bpf_map__set_max_entries(skel->maps.skb_drops_by_reason,
-				 cpu_array_entries(DROP_STRIDE(reasons->max)));
-	bpf_map__set_max_entries(skel->maps.skb_drops, cfg.max_series);
-	bpf_map__set_max_entries(skel->maps.skb_drop_keys, cfg.max_series);
-	bpf_map__set_max_entries(skel->maps.skb_drop_last, cpu_array_entries(1));
-	bpf_map__set_max_entries(skel->maps.skb_drop_counts,
-				 cpu_array_entries(CPU_STRIDE(cfg.max_series)));
-	skel->rodata->max_series = cfg.max_series;
-	skel->rodata->slot_stride = CPU_STRIDE(cfg.max_series);
-	err = pin_prepare(skel->skeleton, "drops");
-	if (err)
-		goto cleanup;
-
-	err = drops_bpf__load(skel);
-	if (err) {
-		log_error("drops: cannot load BPF program: %s%s", strerror(-err),
-			  bpf_memlock_hint(err));
-		goto cleanup;
-	}
-	skeleton_release(skel->skeleton);
-	err = drops_bpf__attach(skel);
-	if (err) {
-		log_error("drops: cannot attach to tp_btf/kfree_skb: %s", strerror(-err));
-		goto cleanup;
-	}
-	err = pin_commit(skel->skeleton, "drops");
-	if (err)
-		goto cleanup;
-	events_loaded(skel->obj, EV_DROP);
-	err = cpu_array_reader_init(&by_reason, bpf_map__fd(skel->maps.skb_drops_by_reason),
-				    array_size, DROP_STRIDE(reasons->max));
+	array_size = DROP_INDEX(d->reasons->max, 0, 0);
+	bpf_map__set_max_entries(d->skel->maps.skb_drops_by_reason,
+				 cpu_array_entries(DROP_STRIDE(d->reasons->max)));
+	bpf_map__set_max_entries(d->skel->maps.skb_drops, d->cfg.max_series);
+	bpf_map__set_max_entries(d->skel->maps.skb_drop_keys, d->cfg.max_series);
+	bpf_map__set_max_entries(d->skel->maps.skb_drop_last, cpu_array_entries(1));
+	bpf_map__set_max_entries(d->skel->maps.skb_drop_counts,
+				 cpu_array_entries(CPU_STRIDE(d->cfg.max_series)));
+	d->skel->rodata->max_series = d->cfg.max_series;
+	d->skel->rodata->slot_stride = CPU_STRIDE(d->cfg.max_series);
+	err = bpf_load(d->skel->skeleton, "drops", NULL, false);
 	if (!err)
-		err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.skb_drop_counts),
-					    cfg.max_series, CPU_STRIDE(cfg.max_series));
+		err = bpf_attach(d->skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
+	if (err)
+		goto cleanup;
+	err = cpu_array_reader_init(&d->by_reason, bpf_map__fd(d->skel->maps.skb_drops_by_reason),
+				    array_size, DROP_STRIDE(d->reasons->max));
+	if (!err)
+		err = cpu_array_reader_init(&d->by_slot, bpf_map__fd(d->skel->maps.skb_drop_counts),
+					    d->cfg.max_series, CPU_STRIDE(d->cfg.max_series));
 	if (!err) {
-		slots_next = map_view(bpf_map__fd(skel->maps.skb_drop_slots), sizeof(*slots_next));
-		if (!slots_next) {
+		d->slots_next =
+			map_view(bpf_map__fd(d->skel->maps.skb_drop_slots), sizeof(*d->slots_next));
+		if (!d->slots_next) {
 			err = -errno;
 			log_error("drops: cannot map the series' keys: %s", strerror(-err));
 		}
 	}
 	if (!err)
-		err = percpu_reader_init(&overflow, bpf_map__fd(skel->maps.skb_drops_overflow),
+		err = percpu_reader_init(&d->overflow,
+					 bpf_map__fd(d->skel->maps.skb_drops_overflow),
 					 sizeof(uint32_t), 1);
 	if (err)
 		goto cleanup;
+	*state = d;
 	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u, "
 		 "%s)",
-		 prog, reasons->n, reasons->source, cfg.max_series,
+		 prog, d->reasons->n, d->reasons->source, d->cfg.max_series,
 		 direct ? "direct reads" : "helper reads");
 	return 0;
 cleanup:
-	drops_stop();
+	drops_stop(d);
 	return err;
 }
 
@@ -326,9 +324,10 @@ static int cmp_row(const void *a, const void *b)
 }
 
 /* The value, with the latest sampled event of the series as exemplar (OpenMetrics only). */
-static void render_value(struct expo *e, const struct labels *l, const struct row *r)
+static void render_value(const struct drops *d, struct expo *e, const struct labels *l,
+			 const struct row *r)
 {
-	unsigned m = cfg.label_mask;
+	unsigned m = d->cfg.label_mask;
 	struct labels ex = { 0 };
 	char buf[128];
 	double t;
@@ -345,7 +344,7 @@ static void render_value(struct expo *e, const struct labels *l, const struct ro
 	expo_u64_exemplar(e, l, r->value, &ex, 1, t);
 }
 
-static void render_row(struct expo *e, const struct row *r)
+static void render_row(struct drops *d, struct expo *e, const struct row *r)
 {
 	char reason_buf[32], netns_buf[21];
 	struct labels l = { 0 };
@@ -354,9 +353,9 @@ static void render_row(struct expo *e, const struct row *r)
 	if (r->reason == UINT32_MAX) {
 		reason = OVERFLOW_LABEL;
 	} else {
-		reason = reason_name(reasons, r->reason, reason_buf, sizeof(reason_buf));
+		reason = reason_name(d->reasons, r->reason, reason_buf, sizeof(reason_buf));
 		if (reason == reason_buf)
-			log_once(logged_unknown, LOG_WARN,
+			log_once(d->logged_unknown, LOG_WARN,
 				 "drops: drop reason %u has no name in this kernel's BTF; it is "
 				 "rendered as its number",
 				 r->reason);
@@ -364,17 +363,17 @@ static void render_row(struct expo *e, const struct row *r)
 	labels_add(&l, "reason", reason);
 	labels_add(&l, "family", family_names[r->family]);
 	labels_add(&l, "protocol", proto_names[r->proto]);
-	if (cfg.label_mask & DROP_LABEL_FUNCTION)
+	if (d->cfg.label_mask & DROP_LABEL_FUNCTION)
 		labels_add(&l, "function", r->overflow ? OVERFLOW_LABEL : r->function);
-	if (cfg.label_mask & DROP_LABEL_NETNS)
+	if (d->cfg.label_mask & DROP_LABEL_NETNS)
 		labels_add(&l, "netns",
 			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
-	if (cfg.label_mask & DROP_LABEL_INTERFACE)
+	if (d->cfg.label_mask & DROP_LABEL_INTERFACE)
 		labels_add(&l, "interface", r->overflow ? OVERFLOW_LABEL : r->ifname);
-	render_value(e, &l, r);
+	render_value(d, e, &l, r);
 }
 
-static void row_from_key(struct row *r, const struct drop_key *k)
+static void row_from_key(const struct drops *d, struct row *r, const struct drop_key *k)
 {
 	char ifname[DROP_IFNAMSIZ + 1] = { 0 };
 
@@ -383,7 +382,7 @@ static void row_from_key(struct row *r, const struct drop_key *k)
 	r->family = k->family < NR_FAMILIES ? k->family : FAMILY_OTHER;
 	r->proto = k->proto < NR_PROTOS ? k->proto : PROTO_OTHER;
 	/* Never a raw address: a label must not tell scrapers where the kernel is (KASLR). */
-	r->function = ksyms ? ksyms_lookup(ksyms, k->location) : NULL;
+	r->function = d->ksyms ? ksyms_lookup(d->ksyms, k->location) : NULL;
 	if (!r->function)
 		r->function = unknown_function;
 	r->netns = k->netns;
@@ -396,14 +395,16 @@ static void row_from_key(struct row *r, const struct drop_key *k)
 	utf8_copy(r->ifname, sizeof(r->ifname), ifname);
 }
 
-static int cmp_order(const void *a, const void *b)
+static int cmp_order(const void *a, const void *b, void *rows)
 {
-	return cmp_row(&rows[*(const uint32_t *)a], &rows[*(const uint32_t *)b]);
+	const struct row *r = rows;
+
+	return cmp_row(&r[*(const uint32_t *)a], &r[*(const uint32_t *)b]);
 }
 
-static struct row *ordered(size_t h)
+static struct row *ordered(const struct drops *d, size_t h)
 {
-	return &rows[order[h] & ~SAME_AS_PREV];
+	return &d->rows[d->order[h] & ~SAME_AS_PREV];
 }
 
 /*
@@ -412,18 +413,18 @@ static struct row *ordered(size_t h)
  * is being written: it and those after it wait for the next scrape (their counts only show
  * once their key does). Returns the slots known now.
  */
-static uint32_t new_rows(uint32_t n)
+static uint32_t new_rows(struct drops *d, uint32_t n)
 {
 	size_t len = (size_t)n * sizeof(struct drop_key);
-	const struct drop_key *keys = map_view(bpf_map__fd(skel->maps.skb_drop_keys), len);
+	const struct drop_key *keys = map_view(bpf_map__fd(d->skel->maps.skb_drop_keys), len);
 	uint32_t i;
 
 	if (!keys) {
-		log_once(logged_keys, LOG_WARN, "drops: cannot map the series' keys: %s",
+		log_once(d->logged_keys, LOG_WARN, "drops: cannot map the series' keys: %s",
 			 strerror(errno));
-		return rows_n;
+		return d->rows_n;
 	}
-	for (i = rows_n; i < n; i++) {
+	for (i = d->rows_n; i < n; i++) {
 		struct drop_key k;
 
 		/* The kernel writes the reason last; read it first. */
@@ -431,44 +432,44 @@ static uint32_t new_rows(uint32_t n)
 		if (!k.reason)
 			break;
 		memcpy(&k, &keys[i], sizeof(k));
-		row_from_key(&rows[i], &k);
+		row_from_key(d, &d->rows[i], &k);
 	}
 	map_view_free(keys, len);
 	return i;
 }
 
 /* The labelled rows: keys of the slots taken since the last scrape, then every slot's count. */
-static int slot_rows(void)
+static int slot_rows(struct drops *d)
 {
-	uint32_t n = __atomic_load_n(slots_next, __ATOMIC_RELAXED), i;
-	size_t known = rows_n;
+	uint32_t n = __atomic_load_n(d->slots_next, __ATOMIC_RELAXED), i;
+	size_t known = d->rows_n;
 
-	if (n > cfg.max_series)
-		n = cfg.max_series;
-	if (n > rows_cap) {
-		struct row *r = realloc(rows, n * sizeof(*r));
+	if (n > d->cfg.max_series)
+		n = d->cfg.max_series;
+	if (n > d->rows_cap) {
+		struct row *r = realloc(d->rows, n * sizeof(*r));
 		uint32_t *o;
 
 		if (!r)
 			return -1;
-		rows = r;
-		o = realloc(order, n * sizeof(*o));
+		d->rows = r;
+		o = realloc(d->order, n * sizeof(*o));
 		if (!o)
 			return -1;
-		order = o;
-		rows_cap = n;
+		d->order = o;
+		d->rows_cap = n;
 	}
-	if (n > rows_n)
-		rows_n = new_rows(n);
-	for (i = 0; i < rows_n; i++)
-		rows[i].value = by_slot.sums[i];
-	if (rows_n != known) {
-		for (i = 0; i < rows_n; i++)
-			order[i] = i;
-		qsort(order, rows_n, sizeof(*order), cmp_order);
-		for (i = 1; i < rows_n; i++)
-			if (!cmp_row(ordered(i - 1), ordered(i)))
-				order[i] |= SAME_AS_PREV;
+	if (n > d->rows_n)
+		d->rows_n = new_rows(d, n);
+	for (i = 0; i < d->rows_n; i++)
+		d->rows[i].value = d->by_slot.sums[i];
+	if (d->rows_n != known) {
+		for (i = 0; i < d->rows_n; i++)
+			d->order[i] = i;
+		qsort_r(d->order, d->rows_n, sizeof(*d->order), cmp_order, d->rows);
+		for (i = 1; i < d->rows_n; i++)
+			if (!cmp_row(ordered(d, i - 1), ordered(d, i)))
+				d->order[i] |= SAME_AS_PREV;
 	}
 	return 0;
 }
@@ -477,63 +478,64 @@ static int slot_rows(void)
  * The array's next non-zero slot from *pos, as a row. Slot order is (reason, family, protocol)
  * order, but for reason 0 (the overflow slots, rendered last): start past them and wrap.
  */
-static bool next_array_row(int na, int *pos, struct row *r)
+static bool next_array_row(const struct drops *d, int na, int *pos, struct row *r)
 {
 	for (; *pos < na; (*pos)++) {
 		int i = (*pos + NR_FAMILIES * NR_PROTOS) % na;
 		uint32_t idx = i;
 
-		if (!by_reason.sums[i])
+		if (!d->by_reason.sums[i])
 			continue;
 		memset(r, 0, sizeof(*r));
 		r->reason = idx / (NR_FAMILIES * NR_PROTOS);
-		if (r->reason == 0) /* SKB_NOT_DROPPED_YET: the overflow slots */
+		if (r->reason == 0) /* SKB_NOT_DROPPED_YET: the d->overflow slots */
 			r->reason = UINT32_MAX;
 		r->family = idx / NR_PROTOS % NR_FAMILIES;
 		r->proto = idx % NR_PROTOS;
-		r->overflow = cfg.label_mask != 0;
+		r->overflow = d->cfg.label_mask != 0;
 		r->function = unknown_function;
-		r->value = by_reason.sums[i];
+		r->value = d->by_reason.sums[i];
 		(*pos)++;
 		return true;
 	}
 	return false;
 }
 
-static int drops_collect(struct expo *e)
+static int drops_collect(void *state, struct expo *e)
 {
+	struct drops *d = state;
 	struct row a, cur;
 	bool have_a, have = false, last_hash = false;
 	int na, nk, no, pos = 0;
 	size_t h = 0;
 
-	na = percpu_reader_read(&by_reason);
-	nk = percpu_reader_read(&by_slot);
-	no = percpu_reader_read(&overflow);
+	na = percpu_reader_read(&d->by_reason);
+	nk = percpu_reader_read(&d->by_slot);
+	no = percpu_reader_read(&d->overflow);
 	if (na < 0 || nk < 0 || no < 0) {
 		int err = na < 0 ? na : nk < 0 ? nk : no;
 
 		log_warn("drops: cannot read maps: %s", strerror(-err));
 		return -1;
 	}
-	if (slot_rows())
+	if (slot_rows(d))
 		return -1;
 
 	expo_family(e, "netstack_skb_drops_total", METRIC_COUNTER,
 		    "Packets dropped by the kernel, by drop reason.");
 	/* Merge the two sorted sequences, adding up rows that render as the same series. */
-	have_a = next_array_row(na, &pos, &a);
-	while (have_a || h < rows_n) {
+	have_a = next_array_row(d, na, &pos, &a);
+	while (have_a || h < d->rows_n) {
 		const struct row *r;
 		bool same;
 
-		if (have_a && (h == rows_n || cmp_row(&a, ordered(h)) <= 0)) {
+		if (have_a && (h == d->rows_n || cmp_row(&a, ordered(d, h)) <= 0)) {
 			r = &a;
 			same = have && !cmp_row(&cur, r);
 		} else {
-			r = ordered(h);
+			r = ordered(d, h);
 			/* cur holds the previous hash row's series when the last row was one. */
-			same = have && (last_hash ? order[h] & SAME_AS_PREV : !cmp_row(&cur, r));
+			same = have && (last_hash ? d->order[h] & SAME_AS_PREV : !cmp_row(&cur, r));
 			h++;
 		}
 		last_hash = r != &a;
@@ -541,30 +543,30 @@ static int drops_collect(struct expo *e)
 			cur.value += r->value;
 		} else {
 			if (have)
-				render_row(e, &cur);
+				render_row(d, e, &cur);
 			cur = *r;
 			have = true;
 		}
 		if (r == &a)
-			have_a = next_array_row(na, &pos, &a);
+			have_a = next_array_row(d, na, &pos, &a);
 	}
 	if (have)
-		render_row(e, &cur);
-	if (no == 1 && overflow.sums[0])
-		log_once(logged_overflow, LOG_WARN,
+		render_row(d, e, &cur);
+	if (no == 1 && d->overflow.sums[0])
+		log_once(d->logged_overflow, LOG_WARN,
 			 "drops: map skb_drops is full (max_series=%u); further series are "
 			 "counted with optional labels '" OVERFLOW_LABEL "'",
-			 cfg.max_series);
-	scrape_map_overflow("skb_drops", no == 1 ? overflow.sums[0] : 0);
+			 d->cfg.max_series);
+	scrape_map_overflow("skb_drops", no == 1 ? d->overflow.sums[0] : 0);
 	return 0;
 }
 
-static struct bpf_object *drops_object(void)
+static struct bpf_object *drops_object(void *state)
 {
-	return skel ? skel->obj : NULL;
+	return ((struct drops *)state)->skel->obj;
 }
 
-struct collector drops_collector = {
+const struct collector_ops drops_collector = {
 	.name = "drops",
 	.description = "packets dropped by the kernel, by drop reason (tp_btf/kfree_skb)",
 	.default_enabled = true,

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
 #include "config.h"
 #include "kernel.h"
 #include "log.h"
-#include "pin.h"
 #include "retrans.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
@@ -28,16 +28,11 @@ static const struct label_option optional_labels[] = {
 	{ "netns", RT_LABEL_NETNS },
 };
 
-static struct {
+struct retrans_opts {
 	unsigned label_mask;
 	unsigned max_series;
-} cfg;
-
-static struct retrans_bpf *skel;
-static const struct tcp_states *states; /* owned by main */
-static struct percpu_reader by_slot, by_key;
-static bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
-static bool logged_overflow, logged_unknown;
+};
+_Static_assert(sizeof(struct retrans_opts) <= COLLECTOR_OPTS_SIZE, "retrans options too large");
 
 /* The families, in the order they are rendered. */
 enum metric { M_PACKETS, M_SEGMENTS, M_FAILURES };
@@ -51,23 +46,35 @@ struct row {
 	uint64_t value;
 };
 
-static struct row *rows;
-static size_t rows_cap;
+/* A running retrans collector. */
+struct retrans {
+	struct retrans_opts cfg;
+	struct retrans_bpf *skel;
+	const struct tcp_states *states; /* owned by main */
+	struct percpu_reader by_slot, by_key;
+	bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
+	bool logged_overflow, logged_unknown;
+	struct row *rows;
+	size_t rows_cap;
+};
 
-static void retrans_reset(void)
+static void retrans_reset(void *opts)
 {
-	cfg.label_mask = 0;
-	cfg.max_series = DEFAULT_MAX_SERIES;
+	struct retrans_opts *o = opts;
+
+	o->max_series = DEFAULT_MAX_SERIES;
 }
 
-static int retrans_set(const char *key, const char *value, char *err, size_t errlen)
+static int retrans_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
 {
+	struct retrans_opts *o = opts;
+
 	if (!strcmp(key, "labels"))
 		return parse_label_list(value, required_labels, optional_labels,
 					sizeof(optional_labels) / sizeof(optional_labels[0]),
-					&cfg.label_mask, err, errlen);
+					&o->label_mask, err, errlen);
 	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 20, &cfg.max_series, err, errlen);
+		return parse_uint(value, 1, 1u << 20, &o->max_series, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [collector.retrans]", key);
 	return -1;
 }
@@ -108,91 +115,84 @@ static int probe_kernel(struct kernel *k, bool *err_arg, bool *synack)
 	return 0;
 }
 
-static void retrans_stop(void)
+static void retrans_stop(void *state)
 {
+	struct retrans *rt = state;
+
 	events_unloaded(EV_RETRANS);
-	retrans_bpf__destroy(skel);
-	skel = NULL;
-	states = NULL;
-	percpu_reader_free(&by_slot);
-	percpu_reader_free(&by_key);
-	free(rows);
-	rows = NULL;
-	rows_cap = 0;
+	retrans_bpf__destroy(rt->skel);
+	percpu_reader_free(&rt->by_slot);
+	percpu_reader_free(&rt->by_key);
+	free(rt->rows);
+	free(rt);
 }
 
-static int retrans_start(struct kernel *k)
+static int retrans_start(struct kernel *k, const void *opts, void **state)
 {
-	bool netns = cfg.label_mask & RT_LABEL_NETNS, synack;
-	uint32_t hash_size = netns ? cfg.max_series : 1;
+	const struct retrans_opts *o = opts;
+	bool netns = o->label_mask & RT_LABEL_NETNS, synack, have_err;
+	uint32_t hash_size = netns ? o->max_series : 1;
 	struct bpf_program *prog, *retransmit, *synack_prog;
+	struct retrans *rt;
 	int err;
 
 	err = probe_kernel(k, &have_err, &synack);
 	if (err)
 		return err;
-	states = &k->states;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	rt->cfg = *o;
+	rt->have_err = have_err;
+	rt->states = &k->states;
 	if (k->states_err)
 		log_warn("retrans: no TCP state names in kernel BTF (%s): states are numbers",
 			 strerror(-k->states_err));
-	skel = retrans_bpf__open();
-	if (!skel) {
+	rt->skel = retrans_bpf__open();
+	if (!rt->skel) {
 		err = -errno;
 		log_error("retrans: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
 	/* One program per hook: the one for this kernel's tracepoint and these labels. */
 	if (have_err)
-		retransmit =
-			netns ? skel->progs.count_retransmit_netns : skel->progs.count_retransmit;
+		retransmit = netns ? rt->skel->progs.count_retransmit_netns
+				   : rt->skel->progs.count_retransmit;
 	else
-		retransmit = netns ? skel->progs.count_retransmit_noerr_netns
-				   : skel->progs.count_retransmit_noerr;
-	synack_prog = netns ? skel->progs.count_synack_netns : skel->progs.count_synack;
-	for (prog = bpf_object__next_program(skel->obj, NULL); prog;
-	     prog = bpf_object__next_program(skel->obj, prog))
+		retransmit = netns ? rt->skel->progs.count_retransmit_noerr_netns
+				   : rt->skel->progs.count_retransmit_noerr;
+	synack_prog = netns ? rt->skel->progs.count_synack_netns : rt->skel->progs.count_synack;
+	for (prog = bpf_object__next_program(rt->skel->obj, NULL); prog;
+	     prog = bpf_object__next_program(rt->skel->obj, prog))
 		bpf_program__set_autoload(prog,
 					  prog == retransmit || (synack && prog == synack_prog));
-	bpf_map__set_max_entries(skel->maps.tcp_retransmits_netns, hash_size);
-	bpf_map__set_max_entries(skel->maps.tcp_retransmits,
+	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits_netns, hash_size);
+	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits,
 				 cpu_array_entries(1) /* a slice per element */);
-	err = events_prepare(skel->obj, EV_RETRANS,
-			     (struct sample_config *)&skel->rodata->sample_cfg);
+	err = events_prepare(rt->skel->obj, EV_RETRANS,
+			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
-		err = pin_prepare(skel->skeleton, "retrans");
+		err = bpf_load(rt->skel->skeleton, "retrans", NULL, false);
+	if (!err)
+		err = bpf_attach(rt->skel->skeleton, "retrans",
+				 "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack", EV_RETRANS);
 	if (err)
 		goto cleanup;
-
-	err = retrans_bpf__load(skel);
-	if (err) {
-		log_error("retrans: cannot load BPF programs: %s%s", strerror(-err),
-			  bpf_memlock_hint(err));
-		goto cleanup;
-	}
-	skeleton_release(skel->skeleton);
-	err = retrans_bpf__attach(skel);
-	if (err) {
-		log_error("retrans: cannot attach to tp_btf/tcp_retransmit_skb and "
-			  "tcp_retransmit_synack: %s",
-			  strerror(-err));
-		goto cleanup;
-	}
-	err = pin_commit(skel->skeleton, "retrans");
-	if (err)
-		goto cleanup;
-	events_loaded(skel->obj, EV_RETRANS);
-	err = cpu_array_reader_init(&by_slot, bpf_map__fd(skel->maps.tcp_retransmits), RT_NR_SLOTS,
-				    RT_STRIDE);
+	err = cpu_array_reader_init(&rt->by_slot, bpf_map__fd(rt->skel->maps.tcp_retransmits),
+				    RT_NR_SLOTS, RT_STRIDE);
 	if (!err)
-		err = percpu_reader_init(&by_key, bpf_map__fd(skel->maps.tcp_retransmits_netns),
+		err = percpu_reader_init(&rt->by_key,
+					 bpf_map__fd(rt->skel->maps.tcp_retransmits_netns),
 					 sizeof(struct retrans_key), hash_size);
 	if (err)
 		goto cleanup;
-	log_info("retrans: attached %s to tp_btf/tcp_retransmit_skb%s%s%s (%u TCP states from BTF, "
-		 "max_series=%u)",
+	*state = rt;
+	log_info("retrans: attached %s to tp_btf/tcp_retransmit_skb%s%s%s (%u TCP states from "
+		 "BTF, max_series=%u)",
 		 bpf_program__name(retransmit), synack ? " and " : "",
 		 synack ? bpf_program__name(synack_prog) : "",
-		 synack ? " to tp_btf/tcp_retransmit_synack" : "", states->n, cfg.max_series);
+		 synack ? " to tp_btf/tcp_retransmit_synack" : "", rt->states->n,
+		 rt->cfg.max_series);
 	if (!have_err)
 		log_warn("retrans: tcp_retransmit_skb has no err argument before Linux 6.17: only "
 			 "successful retransmissions are seen, and "
@@ -205,7 +205,7 @@ static int retrans_start(struct kernel *k)
 		 "that resends the last segment is counted as kind retransmit");
 	return 0;
 cleanup:
-	retrans_stop();
+	retrans_stop(rt);
 	return err;
 }
 
@@ -239,17 +239,17 @@ static struct row slot_row(uint32_t slot, uint64_t value)
 	return r;
 }
 
-static void render_row(struct expo *e, const struct row *r)
+static void render_row(struct retrans *rt, struct expo *e, const struct row *r)
 {
 	char state_buf[16], netns_buf[16];
 	struct labels l = { 0 };
 
 	if (r->metric == M_PACKETS) {
 		uint32_t pair = (r->id - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
-		const char *name = tcp_state_name(states, state, state_buf, sizeof(state_buf));
+		const char *name = tcp_state_name(rt->states, state, state_buf, sizeof(state_buf));
 
 		if (name == state_buf)
-			log_once(logged_unknown, LOG_WARN,
+			log_once(rt->logged_unknown, LOG_WARN,
 				 "retrans: TCP state %u has no name in this kernel's BTF; it is "
 				 "rendered as its number",
 				 state);
@@ -259,7 +259,7 @@ static void render_row(struct expo *e, const struct row *r)
 	} else {
 		labels_add(&l, "family", family_names[r->id]);
 	}
-	if (cfg.label_mask & RT_LABEL_NETNS) {
+	if (rt->cfg.label_mask & RT_LABEL_NETNS) {
 		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
 		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
 	}
@@ -278,82 +278,83 @@ static const struct {
 			 "TCP retransmission attempts that failed (tracepoint err != 0)." },
 };
 
-static int retrans_collect(struct expo *e)
+static int retrans_collect(void *state, struct expo *e)
 {
+	struct retrans *rt = state;
 	uint64_t overflowed = 0;
 	size_t n = 0, i = 0;
 	int na, nk = 0;
 
-	na = percpu_reader_read(&by_slot);
-	if (na >= 0 && cfg.label_mask)
-		nk = percpu_reader_read(&by_key);
+	na = percpu_reader_read(&rt->by_slot);
+	if (na >= 0 && rt->cfg.label_mask)
+		nk = percpu_reader_read(&rt->by_key);
 	if (na < 0 || nk < 0) {
 		log_warn("retrans: cannot read maps: %s", strerror(-(na < 0 ? na : nk)));
 		return -1;
 	}
-	if ((size_t)(na + nk) + 4 > rows_cap) {
-		struct row *r = realloc(rows, (na + nk + 4) * sizeof(*r));
+	if ((size_t)(na + nk) + 4 > rt->rows_cap) {
+		struct row *r = realloc(rt->rows, (na + nk + 4) * sizeof(*r));
 
 		if (!r)
 			return -1;
-		rows = r;
-		rows_cap = na + nk + 4;
+		rt->rows = r;
+		rt->rows_cap = na + nk + 4;
 	}
 	/* Without optional labels, IPv4 and IPv6 segments and failures always exist. */
-	if (!cfg.label_mask) {
+	if (!rt->cfg.label_mask) {
 		for (uint32_t f = RT_IPV4; f <= RT_IPV6; f++) {
-			rows[n++] = (struct row){ .metric = M_SEGMENTS, .id = f };
-			rows[n++] = (struct row){ .metric = M_FAILURES, .id = f };
+			rt->rows[n++] = (struct row){ .metric = M_SEGMENTS, .id = f };
+			rt->rows[n++] = (struct row){ .metric = M_FAILURES, .id = f };
 		}
 	}
 	for (int k = 0; k < na; k++) {
 		uint32_t slot = k;
 
 		if (slot == RT_OVERFLOW)
-			overflowed = by_slot.sums[k];
-		if (slot == RT_OVERFLOW || slot >= RT_NR_SLOTS || !by_slot.sums[k])
+			overflowed = rt->by_slot.sums[k];
+		if (slot == RT_OVERFLOW || slot >= RT_NR_SLOTS || !rt->by_slot.sums[k])
 			continue;
-		rows[n] = slot_row(slot, by_slot.sums[k]);
-		rows[n++].overflow = cfg.label_mask != 0;
+		rt->rows[n] = slot_row(slot, rt->by_slot.sums[k]);
+		rt->rows[n++].overflow = rt->cfg.label_mask != 0;
 	}
 	for (int k = 0; k < nk; k++) {
-		const struct retrans_key *key = (struct retrans_key *)by_key.keys + k;
+		const struct retrans_key *key = (struct retrans_key *)rt->by_key.keys + k;
 
 		if (key->slot == RT_OVERFLOW || key->slot >= RT_NR_SLOTS)
 			continue;
-		rows[n] = slot_row(key->slot, by_key.sums[k]);
-		rows[n++].netns = key->netns;
+		rt->rows[n] = slot_row(key->slot, rt->by_key.sums[k]);
+		rt->rows[n++].netns = key->netns;
 	}
-	qsort(rows, n, sizeof(*rows), cmp_row);
+	qsort(rt->rows, n, sizeof(*rt->rows), cmp_row);
 
 	for (int m = M_PACKETS; m <= M_FAILURES; m++) {
-		if (m == M_FAILURES && !have_err)
+		if (m == M_FAILURES && !rt->have_err)
 			break;
 		expo_family(e, families[m].name, METRIC_COUNTER, families[m].help);
-		for (; i < n && rows[i].metric == m; i++) {
-			if (i + 1 < n && !cmp_row(&rows[i], &rows[i + 1])) {
-				rows[i + 1].value += rows[i].value;
+		for (; i < n && rt->rows[i].metric == m; i++) {
+			if (i + 1 < n && !cmp_row(&rt->rows[i], &rt->rows[i + 1])) {
+				rt->rows[i + 1].value += rt->rows[i].value;
 				continue;
 			}
-			render_row(e, &rows[i]);
+			render_row(rt, e, &rt->rows[i]);
 		}
 	}
 	if (overflowed)
-		log_once(logged_overflow, LOG_WARN,
+		log_once(rt->logged_overflow, LOG_WARN,
 			 "retrans: map tcp_retransmits_netns is full (max_series=%u); further "
 			 "series are counted with netns '" OVERFLOW_LABEL "'",
-			 cfg.max_series);
-	if (cfg.label_mask)
+			 rt->cfg.max_series);
+	if (rt->cfg.label_mask)
 		scrape_map_overflow("tcp_retransmits_netns", overflowed);
 	return 0;
 }
 
-static struct bpf_object *retrans_object(void)
+static struct bpf_object *retrans_object(void *state)
 {
-	return skel ? skel->obj : NULL;
+	return ((struct retrans *)state)->skel->obj;
 }
 
-struct collector retrans_collector = {
+const struct collector_ops retrans_collector = {
 	.name = "retrans",
 	.description = "TCP retransmissions by kind and TCP state, and retransmitted segments "
 		       "(tp_btf/tcp_retransmit_skb, tcp_retransmit_synack)",

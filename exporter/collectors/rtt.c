@@ -16,12 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
 #include "config.h"
 #include "kernel.h"
 #include "log.h"
-#include "pin.h"
 #include "rtt.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
@@ -40,18 +40,13 @@ static const struct label_option optional_labels[] = {
 };
 #define NR_OPTIONAL (sizeof(optional_labels) / sizeof(optional_labels[0]))
 
-static struct {
+struct rtt_opts {
 	unsigned label_mask;
 	unsigned max_series;
 	char cgroup[PATH_MAX]; /* CGROUP_AUTO: the cgroup2 root from /proc/self/mountinfo */
 	bool existing_sockets; /* turn the callback on for connections open before start */
-} cfg;
-
-static struct rtt_bpf *skel;
-static struct percpu_reader by_family, sums, buckets, overflow;
-static double bounds[RTT_NR_BOUNDS]; /* upper bounds in seconds */
-static bool existing_covered;
-static bool logged_overflow;
+};
+_Static_assert(sizeof(struct rtt_opts) <= COLLECTOR_OPTS_SIZE, "rtt options too large");
 
 /* One histogram being rendered. */
 struct hist {
@@ -63,37 +58,51 @@ struct hist {
 	uint64_t counts[RTT_NR_BUCKETS];
 };
 
-static struct hist *hists;
-static size_t hists_cap;
+/* A running rtt collector. */
+struct rtt {
+	struct rtt_opts cfg;
+	struct rtt_bpf *skel;
+	struct percpu_reader by_family, sums, buckets, overflow;
+	double bounds[RTT_NR_BOUNDS]; /* upper bounds in seconds */
+	bool existing_covered;
+	bool logged_overflow;
+	struct hist *hists;
+	size_t hists_cap;
+};
 
-static void rtt_reset(void)
+static void rtt_reset(void *opts)
 {
-	cfg.label_mask = 0;
-	cfg.max_series = DEFAULT_MAX_SERIES;
-	strcpy(cfg.cgroup, CGROUP_AUTO);
-	cfg.existing_sockets = true;
+	struct rtt_opts *o = opts;
+
+	o->max_series = DEFAULT_MAX_SERIES;
+	strcpy(o->cgroup, CGROUP_AUTO);
+	o->existing_sockets = true;
 }
 
-static int rtt_set(const char *key, const char *value, char *err, size_t errlen)
+static int rtt_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
 {
+	struct rtt_opts *o = opts;
+
 	if (!strcmp(key, "labels"))
 		return parse_label_list(value, required_labels, optional_labels, NR_OPTIONAL,
-					&cfg.label_mask, err, errlen);
+					&o->label_mask, err, errlen);
 	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 16, &cfg.max_series, err, errlen);
+		return parse_uint(value, 1, 1u << 16, &o->max_series, err, errlen);
 	if (!strcmp(key, "existing_sockets"))
-		return parse_bool(value, &cfg.existing_sockets, err, errlen);
+		return parse_bool(value, &o->existing_sockets, err, errlen);
 	if (!strcmp(key, "cgroup")) {
 		if (strcmp(value, CGROUP_AUTO) && value[0] != '/') {
 			snprintf(err, errlen, "expected auto or an absolute path, got '%s'", value);
 			return -1;
 		}
-		if (strlen(value) >= sizeof(cfg.cgroup)) {
+		if (strlen(value) >= sizeof(o->cgroup)) {
 			snprintf(err, errlen, "path longer than %zu characters",
-				 sizeof(cfg.cgroup) - 1);
+				 sizeof(o->cgroup) - 1);
 			return -1;
 		}
-		strcpy(cfg.cgroup, value);
+		/* No bytes of a longer path before it: reloads compare options whole. */
+		memset(o->cgroup, 0, sizeof(o->cgroup));
+		strcpy(o->cgroup, value);
 		return 0;
 	}
 	snprintf(err, errlen, "unknown key '%s' in [collector.rtt]", key);
@@ -189,52 +198,49 @@ static int find_cgroup2_root(char *path, size_t len)
 	return ret;
 }
 
-static void rtt_stop(void)
+static void rtt_stop(void *state)
 {
+	struct rtt *rt = state;
+
 	events_unloaded(EV_RTT);
-	rtt_bpf__destroy(skel);
-	skel = NULL;
-	percpu_reader_free(&by_family);
-	percpu_reader_free(&sums);
-	percpu_reader_free(&buckets);
-	percpu_reader_free(&overflow);
-	free(hists);
-	hists = NULL;
-	hists_cap = 0;
-	existing_covered = false;
+	rtt_bpf__destroy(rt->skel);
+	percpu_reader_free(&rt->by_family);
+	percpu_reader_free(&rt->sums);
+	percpu_reader_free(&rt->buckets);
+	percpu_reader_free(&rt->overflow);
+	free(rt->hists);
+	free(rt);
 }
 
-static int open_and_load(bool with_iter)
+/* with_iter: also the iterators over open connections; quiet: a failure is retried without. */
+static int open_and_load(struct rtt *rt, bool with_iter, bool quiet)
 {
-	bool netns = cfg.label_mask & RTT_LABEL_NETNS;
+	bool netns = rt->cfg.label_mask & RTT_LABEL_NETNS;
 	int err;
 
-	skel = rtt_bpf__open();
-	if (!skel) {
+	rt->skel = rtt_bpf__open();
+	if (!rt->skel) {
 		err = -errno;
 
 		log_error("rtt: cannot open BPF object: %s", strerror(-err));
 		return err;
 	}
-	bpf_program__set_autoload(cfg.label_mask ? skel->progs.tcp_rtt_sockops
-						 : skel->progs.tcp_rtt_sockops_labels,
+	bpf_program__set_autoload(rt->cfg.label_mask ? rt->skel->progs.tcp_rtt_sockops
+						     : rt->skel->progs.tcp_rtt_sockops_labels,
 				  false);
-	bpf_program__set_autoload(skel->progs.tcp_rtt_netns, with_iter);
-	bpf_program__set_autoload(skel->progs.tcp_rtt_existing, with_iter);
-	skel->rodata->label_mask = cfg.label_mask;
-	bpf_map__set_max_entries(skel->maps.tcp_rtt_by_family,
+	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_netns, with_iter);
+	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_existing, with_iter);
+	rt->skel->rodata->label_mask = rt->cfg.label_mask;
+	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_by_family,
 				 cpu_array_entries(1) /* a slice per element */);
 	/* Without the netns label the hashes stay unused: keep them at one entry. */
-	bpf_map__set_max_entries(skel->maps.tcp_rtt, netns ? cfg.max_series : 1);
-	bpf_map__set_max_entries(skel->maps.tcp_rtt_buckets,
-				 netns ? cfg.max_series * RTT_NR_BUCKETS : 1);
-	err = events_prepare(skel->obj, EV_RTT, (struct sample_config *)&skel->rodata->sample_cfg);
-	if (!err && pin_prepare(skel->skeleton, "rtt"))
-		err = -EINVAL;
+	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt, netns ? rt->cfg.max_series : 1);
+	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_buckets,
+				 netns ? rt->cfg.max_series * RTT_NR_BUCKETS : 1);
+	err = events_prepare(rt->skel->obj, EV_RTT,
+			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
-		err = rtt_bpf__load(skel);
-	if (!err)
-		skeleton_release(skel->skeleton);
+		err = bpf_load(rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
 	return err;
 }
 
@@ -373,9 +379,9 @@ static int cmp_ino(const void *a, const void *b)
 }
 
 /* Namespaces some task is in (tcp_rtt_netns) that the list has no path for; or -errno. */
-static int count_unlisted(const struct netns_list *l)
+static int count_unlisted(const struct rtt *rt, const struct netns_list *l)
 {
-	struct bpf_link *link = bpf_program__attach_iter(skel->progs.tcp_rtt_netns, NULL);
+	struct bpf_link *link = bpf_program__attach_iter(rt->skel->progs.tcp_rtt_netns, NULL);
 	uint32_t *v = NULL;
 	size_t n = 0, cap = 0, i, j;
 	int fd, err = 0, missing = 0;
@@ -425,10 +431,10 @@ static int count_unlisted(const struct netns_list *l)
  * callback: run tcp_rtt_existing over every socket of every network namespace we can enter.
  * Runs after the attach, so a connection established meanwhile is covered one way or both.
  */
-static void cover_existing(void)
+static void cover_existing(struct rtt *rt)
 {
 	struct existing_pass pass = { 0 };
-	const struct rtt_existing *done = &skel->bss->existing;
+	const struct rtt_existing *done = &rt->skel->bss->existing;
 	struct netns_list list = { 0 };
 	struct bpf_link *link = NULL;
 	pthread_t thread;
@@ -436,8 +442,8 @@ static void cover_existing(void)
 
 	err = netns_list_build(&list);
 	if (!err) {
-		unlisted = count_unlisted(&list);
-		link = bpf_program__attach_iter(skel->progs.tcp_rtt_existing, NULL);
+		unlisted = count_unlisted(rt, &list);
+		link = bpf_program__attach_iter(rt->skel->progs.tcp_rtt_existing, NULL);
 		if (!link)
 			err = -errno;
 	}
@@ -450,8 +456,8 @@ static void cover_existing(void)
 	}
 	bpf_link__destroy(link);
 	/* Done for good: free the programs, and keep them out of the per-program statistics. */
-	bpf_program__unload(skel->progs.tcp_rtt_netns);
-	bpf_program__unload(skel->progs.tcp_rtt_existing);
+	bpf_program__unload(rt->skel->progs.tcp_rtt_netns);
+	bpf_program__unload(rt->skel->progs.tcp_rtt_existing);
 	free(list.v);
 	if (err) {
 		log_warn("rtt: cannot run over open TCP connections (%s): those are not measured "
@@ -467,8 +473,8 @@ static void cover_existing(void)
 	} else {
 		pass.unreachable += unlisted;
 	}
-	existing_covered = !pass.unreachable && !done->failed;
-	if (existing_covered)
+	rt->existing_covered = !pass.unreachable && !done->failed;
+	if (rt->existing_covered)
 		log_info("rtt: RTT callbacks turned on for %llu TCP connections open before start "
 			 "(%llu were on already), in %u network namespaces",
 			 (unsigned long long)done->enabled, (unsigned long long)done->already,
@@ -491,8 +497,10 @@ static bool callback_has_args(void)
 	return kernel_at_least(6, 10);
 }
 
-static int rtt_start(struct kernel *k)
+static int rtt_start(struct kernel *k, const void *opts, void **state)
 {
+	const struct rtt_opts *o = opts;
+	struct rtt *rt;
 	struct bpf_link **link;
 	struct bpf_program *prog;
 	char cgroup[PATH_MAX];
@@ -502,8 +510,8 @@ static int rtt_start(struct kernel *k)
 	err = probe_kernel(k, &iter);
 	if (err)
 		return err;
-	iter = iter && cfg.existing_sockets;
-	if (!strcmp(cfg.cgroup, CGROUP_AUTO)) {
+	iter = iter && o->existing_sockets;
+	if (!strcmp(o->cgroup, CGROUP_AUTO)) {
 		err = find_cgroup2_root(cgroup, sizeof(cgroup));
 		if (err) {
 			log_error("rtt: no cgroup2 mount in /proc/self/mountinfo (%s): mount one, "
@@ -512,7 +520,7 @@ static int rtt_start(struct kernel *k)
 			return err;
 		}
 	} else {
-		strcpy(cgroup, cfg.cgroup);
+		strcpy(cgroup, o->cgroup);
 	}
 	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgroup_fd < 0) {
@@ -520,67 +528,71 @@ static int rtt_start(struct kernel *k)
 		log_error("rtt: cannot open cgroup %s: %s", cgroup, strerror(-err));
 		return err;
 	}
+	rt = calloc(1, sizeof(*rt));
+	if (!rt) {
+		close(cgroup_fd);
+		return -ENOMEM;
+	}
+	rt->cfg = *o;
 
-	err = open_and_load(iter);
+	err = open_and_load(rt, iter, iter);
 	if (err && iter) {
 		/*
 		 * Without CAP_PERFMON, or on a kernel that refuses bpf_setsockopt in iter/tcp,
 		 * measure new connections only.
 		 */
 		iter_err = err;
-		rtt_bpf__destroy(skel);
+		rtt_bpf__destroy(rt->skel);
+		rt->skel = NULL;
 		iter = false;
-		err = open_and_load(iter);
+		err = open_and_load(rt, iter, false);
 	}
-	if (err) {
-		const char *hint = bpf_memlock_hint(err);
-
-		if (!*hint && (err == -EPERM || err == -EACCES))
-			hint = CAPS_HINT;
-		log_error("rtt: cannot load BPF programs: %s%s", strerror(-err), hint);
+	if (err)
 		goto cleanup;
-	}
 	/* Without optional labels, the program that has no label code (bpf/rtt.bpf.c). */
-	prog = cfg.label_mask ? skel->progs.tcp_rtt_sockops_labels : skel->progs.tcp_rtt_sockops;
-	link = cfg.label_mask ? &skel->links.tcp_rtt_sockops_labels : &skel->links.tcp_rtt_sockops;
+	prog = rt->cfg.label_mask ? rt->skel->progs.tcp_rtt_sockops_labels
+				  : rt->skel->progs.tcp_rtt_sockops;
+	link = rt->cfg.label_mask ? &rt->skel->links.tcp_rtt_sockops_labels
+				  : &rt->skel->links.tcp_rtt_sockops;
 	*link = bpf_program__attach_cgroup(prog, cgroup_fd);
 	if (!*link) {
 		err = -errno;
 		log_error("rtt: cannot attach sockops to cgroup %s: %s", cgroup, strerror(-err));
 		goto cleanup;
 	}
-	err = pin_commit(skel->skeleton, "rtt");
+	err = bpf_attach(rt->skel->skeleton, "rtt", NULL, EV_RTT);
 	if (err)
 		goto cleanup;
-	events_loaded(skel->obj, EV_RTT);
-	err = cpu_array_reader_init(&by_family, bpf_map__fd(skel->maps.tcp_rtt_by_family),
+	err = cpu_array_reader_init(&rt->by_family, bpf_map__fd(rt->skel->maps.tcp_rtt_by_family),
 				    RTT_ARRAY_SIZE, RTT_STRIDE);
 	if (!err)
-		err = percpu_reader_init(&sums, bpf_map__fd(skel->maps.tcp_rtt),
+		err = percpu_reader_init(&rt->sums, bpf_map__fd(rt->skel->maps.tcp_rtt),
 					 sizeof(struct rtt_key),
-					 bpf_map__max_entries(skel->maps.tcp_rtt));
+					 bpf_map__max_entries(rt->skel->maps.tcp_rtt));
 	if (!err)
-		err = percpu_reader_init(&buckets, bpf_map__fd(skel->maps.tcp_rtt_buckets),
+		err = percpu_reader_init(&rt->buckets, bpf_map__fd(rt->skel->maps.tcp_rtt_buckets),
 					 sizeof(struct rtt_key),
-					 bpf_map__max_entries(skel->maps.tcp_rtt_buckets));
+					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_buckets));
 	if (!err)
-		err = percpu_reader_init(&overflow, bpf_map__fd(skel->maps.tcp_rtt_overflow),
+		err = percpu_reader_init(&rt->overflow,
+					 bpf_map__fd(rt->skel->maps.tcp_rtt_overflow),
 					 sizeof(uint32_t), 1);
 	if (err) {
 		log_error("rtt: cannot allocate map buffers: %s", strerror(-err));
 		goto cleanup;
 	}
 	for (int i = 0; i < RTT_NR_BOUNDS; i++)
-		bounds[i] = (double)(1ull << (RTT_MIN_SHIFT + i)) / 1e6;
-	log_info("rtt: attached sockops to cgroup %s (max_series=%u)", cgroup, cfg.max_series);
+		rt->bounds[i] = (double)(1ull << (RTT_MIN_SHIFT + i)) / 1e6;
+	log_info("rtt: attached sockops to cgroup %s (max_series=%u)", cgroup, rt->cfg.max_series);
 	if (!callback_has_args())
 		log_warn("rtt: before Linux 6.10 the RTT callback carries no values: srtt is read "
 			 "as it was before the update, and rtt_kind=\"sample\" stays empty");
 	close(cgroup_fd);
 
+	*state = rt;
 	if (iter)
-		cover_existing();
-	else if (!cfg.existing_sockets)
+		cover_existing(rt);
+	else if (!rt->cfg.existing_sockets)
 		log_info("rtt: TCP connections open before start are not measured until they "
 			 "reconnect (existing_sockets = false)");
 	else if (iter_err)
@@ -595,7 +607,7 @@ static int rtt_start(struct kernel *k)
 	return 0;
 cleanup:
 	close(cgroup_fd);
-	rtt_stop();
+	rtt_stop(rt);
 	return err;
 }
 
@@ -612,9 +624,9 @@ static int cmp_hist(const void *a, const void *b)
 	return x->kind - y->kind;
 }
 
-static struct hist *new_hist(size_t *n, const struct rtt_key *k, bool overflow)
+static struct hist *new_hist(struct rtt *rt, size_t *n, const struct rtt_key *k, bool overflow)
 {
-	struct hist *h = &hists[(*n)++];
+	struct hist *h = &rt->hists[(*n)++];
 
 	memset(h, 0, sizeof(*h));
 	h->family = k->family < NR_RTT_FAMILIES ? k->family : RTT_IPV4;
@@ -625,7 +637,7 @@ static struct hist *new_hist(size_t *n, const struct rtt_key *k, bool overflow)
 }
 
 /* Histograms from the array: by family, or (netns label) what the hash had no room for. */
-static void from_array(size_t *n, int na, bool overflow_part)
+static void from_array(struct rtt *rt, size_t *n, int na, bool overflow_part)
 {
 	uint64_t v[RTT_ARRAY_SIZE] = { 0 };
 
@@ -633,7 +645,7 @@ static void from_array(size_t *n, int na, bool overflow_part)
 		uint32_t idx = i;
 
 		if (idx < RTT_ARRAY_SIZE)
-			v[idx] = by_family.sums[i];
+			v[idx] = rt->by_family.sums[i];
 	}
 	for (int i = 0; i < NR_RTT_FAMILIES * NR_RTT_KINDS; i++) {
 		struct rtt_key k = { .family = i % NR_RTT_FAMILIES, .kind = i / NR_RTT_FAMILIES };
@@ -641,9 +653,9 @@ static void from_array(size_t *n, int na, bool overflow_part)
 		struct hist *h;
 		uint64_t count = 0;
 
-		if (k.kind != RTT_KIND_SRTT && !(cfg.label_mask & RTT_LABEL_KIND))
+		if (k.kind != RTT_KIND_SRTT && !(rt->cfg.label_mask & RTT_LABEL_KIND))
 			continue;
-		h = new_hist(n, &k, overflow_part);
+		h = new_hist(rt, n, &k, overflow_part);
 		for (unsigned b = 0; b < RTT_NR_BUCKETS; b++) {
 			unsigned i_count = RTT_COUNT(hist, b), i_sum = RTT_SUM(hist, b);
 
@@ -657,99 +669,100 @@ static void from_array(size_t *n, int na, bool overflow_part)
 	}
 }
 
-static void render_hist(struct expo *e, const struct hist *h)
+static void render_hist(const struct rtt *rt, struct expo *e, const struct hist *h)
 {
 	struct labels l = { 0 };
 	char netns[16];
 
 	labels_add(&l, "family", family_names[h->family]);
-	if (cfg.label_mask & RTT_LABEL_NETNS) {
+	if (rt->cfg.label_mask & RTT_LABEL_NETNS) {
 		snprintf(netns, sizeof(netns), "%u", h->netns);
 		labels_add(&l, "netns", h->overflow ? OVERFLOW_LABEL : netns);
 	}
-	if (cfg.label_mask & RTT_LABEL_KIND)
+	if (rt->cfg.label_mask & RTT_LABEL_KIND)
 		labels_add(&l, "rtt_kind", kind_names[h->kind]);
-	expo_histogram(e, &l, bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6);
+	expo_histogram(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6);
 }
 
-static int rtt_collect(struct expo *e)
+static int rtt_collect(void *state, struct expo *e)
 {
-	bool netns = cfg.label_mask & RTT_LABEL_NETNS;
+	struct rtt *rt = state;
+	bool netns = rt->cfg.label_mask & RTT_LABEL_NETNS;
 	int na, ns = 0, nb = 0, no;
 	size_t n = 0, nsorted;
 
-	na = percpu_reader_read(&by_family);
+	na = percpu_reader_read(&rt->by_family);
 	if (netns) {
-		ns = percpu_reader_read(&sums);
-		nb = percpu_reader_read(&buckets);
+		ns = percpu_reader_read(&rt->sums);
+		nb = percpu_reader_read(&rt->buckets);
 	}
-	no = percpu_reader_read(&overflow);
+	no = percpu_reader_read(&rt->overflow);
 	if (na < 0 || ns < 0 || nb < 0 || no < 0) {
 		int err = na < 0 ? na : ns < 0 ? ns : nb < 0 ? nb : no;
 
 		log_warn("rtt: cannot read maps: %s", strerror(-err));
 		return -1;
 	}
-	if ((size_t)ns + RTT_NR_HISTS > hists_cap) {
+	if ((size_t)ns + RTT_NR_HISTS > rt->hists_cap) {
 		size_t cap = (size_t)ns + RTT_NR_HISTS;
-		struct hist *h = realloc(hists, cap * sizeof(*h));
+		struct hist *h = realloc(rt->hists, cap * sizeof(*h));
 
 		if (!h)
 			return -1;
-		hists = h;
-		hists_cap = cap;
+		rt->hists = h;
+		rt->hists_cap = cap;
 	}
 	if (!netns) {
-		from_array(&n, na, false);
+		from_array(rt, &n, na, false);
 	} else {
 		for (int i = 0; i < ns; i++) {
-			const struct rtt_key *k = (struct rtt_key *)sums.keys + i;
+			const struct rtt_key *k = (struct rtt_key *)rt->sums.keys + i;
 
-			new_hist(&n, k, false)->sum_us = sums.sums[i];
+			new_hist(rt, &n, k, false)->sum_us = rt->sums.sums[i];
 		}
-		qsort(hists, n, sizeof(*hists), cmp_hist);
+		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 		nsorted = n;
 		for (int i = 0; i < nb; i++) {
-			const struct rtt_key *k = (struct rtt_key *)buckets.keys + i;
+			const struct rtt_key *k = (struct rtt_key *)rt->buckets.keys + i;
 			struct hist key = { .family = k->family,
 					    .kind = k->kind,
 					    .netns = k->netns };
 			struct hist *h;
 
-			h = bsearch(&key, hists, nsorted, sizeof(*hists), cmp_hist);
+			h = bsearch(&key, rt->hists, nsorted, sizeof(*rt->hists), cmp_hist);
 			/* A series inserted between the two reads shows up next scrape. */
 			if (h && k->bucket < RTT_NR_BUCKETS)
-				h->counts[k->bucket] += buckets.sums[i];
+				h->counts[k->bucket] += rt->buckets.sums[i];
 		}
-		from_array(&n, na, true);
-		qsort(hists, n, sizeof(*hists), cmp_hist);
+		from_array(rt, &n, na, true);
+		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 	}
 
 	expo_family(e, "netstack_tcp_rtt_seconds", METRIC_HISTOGRAM,
 		    "TCP round-trip time: the smoothed RTT (as ss shows it) each time the kernel "
 		    "measures a round trip (sockops RTT callback).");
 	for (size_t i = 0; i < n; i++)
-		render_hist(e, &hists[i]);
+		render_hist(rt, e, &rt->hists[i]);
 	expo_family(e, "netstack_tcp_rtt_existing_sockets_covered", METRIC_GAUGE,
 		    "1 when TCP connections open before the exporter started are measured too, 0 "
 		    "when some are not until they reconnect.");
-	expo_u64(e, NULL, existing_covered);
+	expo_u64(e, NULL, rt->existing_covered);
 
-	if (no == 1 && overflow.sums[0])
-		log_once(logged_overflow, LOG_WARN,
+	if (no == 1 && rt->overflow.sums[0])
+		log_once(rt->logged_overflow, LOG_WARN,
 			 "rtt: map tcp_rtt is full (max_series=%u); further histograms are "
 			 "counted with netns '" OVERFLOW_LABEL "'",
-			 cfg.max_series);
-	scrape_map_overflow("tcp_rtt", no == 1 ? overflow.sums[0] : 0);
+			 rt->cfg.max_series);
+	scrape_map_overflow("tcp_rtt", no == 1 ? rt->overflow.sums[0] : 0);
 	return 0;
 }
 
-static struct bpf_object *rtt_object(void)
+static struct bpf_object *rtt_object(void *state)
 {
-	return skel ? skel->obj : NULL;
+	return ((struct rtt *)state)->skel->obj;
 }
 
-struct collector rtt_collector = {
+const struct collector_ops rtt_collector = {
 	.name = "rtt",
 	.description = "TCP round-trip times as a histogram (sockops RTT callback)",
 	.default_enabled = true,

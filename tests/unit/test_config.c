@@ -37,15 +37,16 @@ static int load_text(struct config *c, const char *text, char *path, size_t path
 	return config_load(c, path, err, errlen);
 }
 
-static struct collector *drops(void)
+/* The drops collector's section of c. */
+static struct collector_opts *drops(struct config *c)
 {
-	struct collector *col = collector_find("drops");
+	int i = collector_index("drops");
 
-	if (!col) {
+	if (i < 0) {
 		fprintf(stderr, "no drops collector in the registry\n");
 		exit(2);
 	}
-	return col;
+	return &c->collectors[i];
 }
 
 /* On defaults, text must fail with exactly "<path>:<line>: <msg>". */
@@ -85,17 +86,17 @@ static void test_defaults(void)
 
 	/* Garbage first: defaults must set every field, not rely on a zeroed struct. */
 	memset(&c, 0xa5, sizeof(c));
-	drops()->enabled = false;
+	drops(&c)->enabled = false;
 	config_defaults(&c);
 	CHECK_STR(c.listen_address, ":9437");
 	CHECK_STR(c.metrics_path, "/metrics");
 	CHECK(c.max_connections == 256);
 	CHECK(c.timeout_seconds == 10);
 	CHECK(c.log_level == LOG_INFO);
-	CHECK(drops()->default_enabled);
-	CHECK(drops()->enabled);
-	for (struct collector *const *p = collectors; *p; p++)
-		CHECK((*p)->enabled == (*p)->default_enabled);
+	CHECK(collector_find("drops")->default_enabled);
+	CHECK(drops(&c)->enabled);
+	for (int i = 0; collectors[i]; i++)
+		CHECK(c.collectors[i].enabled == collectors[i]->default_enabled);
 }
 
 static void test_empty_and_comment_only_files(void)
@@ -107,7 +108,7 @@ static void test_empty_and_comment_only_files(void)
 	CHECK(!memcmp(&c, &d, sizeof(c)));
 	EXPECT_OK(&c, "; comment\n# another\n\n[web]\n; nothing set\n");
 	CHECK(!memcmp(&c, &d, sizeof(c)));
-	CHECK(drops()->enabled);
+	CHECK(drops(&c)->enabled);
 }
 
 /* conf/ says every value in it is the built-in default: hold it to that. */
@@ -123,14 +124,13 @@ static void test_shipped_ini_is_defaults(void)
 		check_case_failed = 1;
 		return;
 	}
-	/* Fingerprints of what the file names, not values; pod_labels (empty) and its line. */
-	memset(c.collector_hash, 0, sizeof(c.collector_hash));
+	/* pod_labels (empty) and its line. */
 	for (int i = 0; i < c.pods.n_per; i++)
 		CHECK(!c.pods.per[i].mask);
 	c.pods.n_per = 0;
 	memset(c.pods.per, 0, sizeof(c.pods.per));
 	CHECK(!memcmp(&c, &d, sizeof(c)));
-	CHECK(drops()->enabled);
+	CHECK(drops(&c)->enabled);
 }
 
 static void test_every_key_applied(void)
@@ -155,10 +155,10 @@ static void test_every_key_applied(void)
 	CHECK(c.max_connections == 128);
 	CHECK(c.timeout_seconds == 30);
 	CHECK(c.log_level == LOG_DEBUG);
-	CHECK(!drops()->enabled);
+	CHECK(!drops(&c)->enabled);
 
 	EXPECT_OK(&c, "[collector.drops]\nenabled = true\n");
-	CHECK(drops()->enabled);
+	CHECK(drops(&c)->enabled);
 }
 
 static void test_log_levels(void)
@@ -387,26 +387,29 @@ static void test_labels(void)
 /* Through the collector's own set hook: limits a config line cannot reach. */
 static void test_drops_set_hook(void)
 {
+	const struct collector_ops *ops = collector_find("drops");
+	struct collector_opts o = { 0 };
 	char err[256], val[300];
 
-	CHECK(drops()->set);
-	if (!drops()->set)
+	CHECK(ops->set);
+	if (!ops->set)
 		return;
+	ops->reset(o.v);
 	/* 256 characters are too many, 255 fit. */
 	memset(val, ' ', sizeof(val) - 1);
 	memcpy(val, "reason,family,protocol", 22);
 	val[256] = '\0';
 	err[0] = '\0';
-	CHECK(drops()->set("labels", val, err, sizeof(err)) == -1);
+	CHECK(ops->set(o.v, "labels", val, err, sizeof(err)) == -1);
 	CHECK_STR(err, "list too long");
 	val[255] = '\0';
-	CHECK(drops()->set("labels", val, err, sizeof(err)) == 0);
+	CHECK(ops->set(o.v, "labels", val, err, sizeof(err)) == 0);
 	err[0] = '\0';
-	CHECK(drops()->set("nope", "1", err, sizeof(err)) == -1);
+	CHECK(ops->set(o.v, "nope", "1", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown key 'nope' in [collector.drops]");
-	CHECK(drops()->set("direct_read", "auto", err, sizeof(err)) == 0);
-	CHECK(drops()->set("direct_read", "false", err, sizeof(err)) == 0);
-	CHECK(drops()->set("direct_read", "true", err, sizeof(err)) == -1);
+	CHECK(ops->set(o.v, "direct_read", "auto", err, sizeof(err)) == 0);
+	CHECK(ops->set(o.v, "direct_read", "false", err, sizeof(err)) == 0);
+	CHECK(ops->set(o.v, "direct_read", "true", err, sizeof(err)) == -1);
 	CHECK_STR(err, "expected auto or false, got 'true'");
 }
 
@@ -468,23 +471,22 @@ static void test_missing_file(void)
 /* A second config_defaults (a reload) must not keep what the previous file set. */
 static void test_defaults_reset_collector_state(void)
 {
-	struct config c;
+	struct config c, d;
 
 	EXPECT_OK(&c, "[web]\nmetrics_path = /x\n[collector.drops]\nenabled = false\n"
 		      "labels = reason,family,protocol,function,netns\nmax_series = 10\n");
-	CHECK(!drops()->enabled);
+	CHECK(!drops(&c)->enabled);
 	CHECK_STR(c.metrics_path, "/x");
 	config_defaults(&c);
-	CHECK(drops()->enabled);
+	CHECK(drops(&c)->enabled);
 	CHECK_STR(c.metrics_path, "/metrics");
 	/* A file that does not mention the collector leaves the defaults. */
 	EXPECT_OK(&c, "[web]\nmax_connections = 5\n");
-	CHECK(drops()->enabled);
+	CHECK(drops(&c)->enabled);
 	CHECK_STR(c.metrics_path, "/metrics");
-	/*
-	 * labels and max_series live in drops.c's static cfg with no accessor, so their reset is
-	 * not observable here (see the report that came with this file).
-	 */
+	/* labels and max_series are back to the defaults too. */
+	config_defaults(&d);
+	CHECK(collector_opts_equal(drops(&c), drops(&d)));
 }
 
 static void test_parse_bool(void)
@@ -782,21 +784,36 @@ static void test_tls_keys_together(void)
 	}
 }
 
-/* A reload restarts a collector when its fingerprint changes: values count, order too. */
-static void test_collector_fingerprint(void)
+/*
+ * A reload restarts a collector when its options differ: the values they parse to count, not
+ * how the file spells them; enabled counts too.
+ */
+static void test_collector_options_compared(void)
 {
-	struct config a, b;
+	struct config a, b, d;
 
+	config_defaults(&d);
 	EXPECT_OK(&a, "[collector.drops]\nmax_series = 100\n");
 	EXPECT_OK(&b, "[collector.drops]\nmax_series = 100\nenabled = true\n");
-	CHECK(a.collector_hash[0] && a.collector_hash[0] == b.collector_hash[0]);
+	CHECK(!collector_opts_equal(drops(&a), drops(&d)));
+	CHECK(collector_opts_equal(drops(&a), drops(&b)));
 	EXPECT_OK(&b, "[collector.drops]\nmax_series = 101\n");
-	CHECK(a.collector_hash[0] != b.collector_hash[0]);
+	CHECK(!collector_opts_equal(drops(&a), drops(&b)));
 	EXPECT_OK(&b, "[collector.drops]\nmax_series = 10\n[collector.drops]\nmax_series = 0100\n");
-	CHECK(a.collector_hash[0] != b.collector_hash[0]);
+	CHECK(collector_opts_equal(drops(&a), drops(&b)));
+	EXPECT_OK(&b, "[collector.drops]\nmax_series = 100\nenabled = false\n");
+	CHECK(!collector_opts_equal(drops(&a), drops(&b)));
+	EXPECT_OK(&a, "[collector.drops]\nlabels = reason,family,protocol,netns\n");
+	EXPECT_OK(&b, "[collector.drops]\nlabels = netns protocol family reason\n");
+	CHECK(collector_opts_equal(drops(&a), drops(&b)));
+	/* A longer value set before leaves no bytes behind. */
+	EXPECT_OK(&a, "[collector.rtt]\ncgroup = /sys/fs/cgroup/some/longer/path\ncgroup = /x\n");
+	EXPECT_OK(&b, "[collector.rtt]\ncgroup = /x\n");
+	CHECK(collector_opts_equal(&a.collectors[collector_index("rtt")],
+				   &b.collectors[collector_index("rtt")]));
 	EXPECT_OK(&b, "[web]\nmax_connections = 5\n");
-	for (int i = 0; i < MAX_COLLECTORS; i++)
-		CHECK(!b.collector_hash[i]);
+	for (int i = 0; collectors[i]; i++)
+		CHECK(collector_opts_equal(&b.collectors[i], &d.collectors[i]));
 }
 
 int main(void)
@@ -836,7 +853,7 @@ int main(void)
 	RUN(test_pods);
 	RUN(test_web_tls_and_users);
 	RUN(test_tls_keys_together);
-	RUN(test_collector_fingerprint);
+	RUN(test_collector_options_compared);
 	RUN(test_sampling);
 
 	for (int i = 1; i <= nfiles; i++) {

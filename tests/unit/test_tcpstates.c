@@ -191,28 +191,30 @@ static void test_short_buffer(void)
 
 static void test_retrans_config_keys(void)
 {
-	struct collector *c = collector_find("retrans");
+	const struct collector_ops *c = collector_find("retrans");
+	struct collector_opts o = { 0 };
+	void *opts = o.v;
 	char err[256];
 
 	CHECK(c && c->set && c->reset && c->default_enabled);
 	if (!c || !c->set)
 		return;
-	c->reset();
-	CHECK(c->set("labels", "family,kind,state", err, sizeof(err)) == 0);
-	CHECK(c->set("labels", "state kind\tfamily, netns,", err, sizeof(err)) == 0);
+	c->reset(opts);
+	CHECK(c->set(opts, "labels", "family,kind,state", err, sizeof(err)) == 0);
+	CHECK(c->set(opts, "labels", "state kind\tfamily, netns,", err, sizeof(err)) == 0);
 	err[0] = '\0';
-	CHECK(c->set("labels", "family,kind,state,interface", err, sizeof(err)) == -1);
+	CHECK(c->set(opts, "labels", "family,kind,state,interface", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown label 'interface' (known: family, kind, state, netns)");
-	CHECK(c->set("labels", "family,state,netns", err, sizeof(err)) == -1);
+	CHECK(c->set(opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
 	CHECK_STR(err, "labels must include family, kind and state");
-	CHECK(c->set("labels", "", err, sizeof(err)) == -1);
+	CHECK(c->set(opts, "labels", "", err, sizeof(err)) == -1);
 	CHECK_STR(err, "labels must include family, kind and state");
-	CHECK(c->set("max_series", "1", err, sizeof(err)) == 0);
-	CHECK(c->set("max_series", "0", err, sizeof(err)) == -1);
-	CHECK(c->set("max_series", "1048577", err, sizeof(err)) == -1);
-	CHECK(c->set("direct_read", "auto", err, sizeof(err)) == -1);
+	CHECK(c->set(opts, "max_series", "1", err, sizeof(err)) == 0);
+	CHECK(c->set(opts, "max_series", "0", err, sizeof(err)) == -1);
+	CHECK(c->set(opts, "max_series", "1048577", err, sizeof(err)) == -1);
+	CHECK(c->set(opts, "direct_read", "auto", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown key 'direct_read' in [collector.retrans]");
-	c->reset();
+	c->reset(opts);
 }
 
 int main(void)

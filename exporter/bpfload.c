@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bpfload.h"
+#include "kernel.h"
+#include "log.h"
+#include "pin.h"
+
+/*
+ * Give back the pages of a loaded skeleton's BPF object embedded in the binary (up to 250 kB
+ * each): libbpf reads them once to load, again only at the next load. They are clean file
+ * pages, so a later read simply faults them in again.
+ */
+static void skeleton_release(const struct bpf_object_skeleton *s)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)s->data + page - 1) & ~(page - 1);
+	uintptr_t end = ((uintptr_t)s->data + s->data_sz) & ~(page - 1);
+
+	/* Only pages wholly inside the object: the binary's other data stays. */
+	if (end > start)
+		madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+int bpf_load(const struct bpf_object_skeleton *s, const char *collector, const char *perm_hint,
+	     bool quiet)
+{
+	const char *hint;
+	int err;
+
+	if (pin_prepare(s, collector))
+		return -EINVAL; /* logged */
+	err = bpf_object__load_skeleton((struct bpf_object_skeleton *)s);
+	if (!err) {
+		skeleton_release(s);
+		return 0;
+	}
+	if (quiet)
+		return err;
+	hint = bpf_memlock_hint(err);
+	if (!*hint && perm_hint && (err == -EPERM || err == -EACCES))
+		hint = perm_hint;
+	log_error("%s: cannot load BPF programs: %s%s", collector, strerror(-err), hint);
+	return err;
+}
+
+int bpf_attach(const struct bpf_object_skeleton *s, const char *collector, const char *target,
+	       enum event_type type)
+{
+	int err = target ? bpf_object__attach_skeleton((struct bpf_object_skeleton *)s) : 0;
+
+	if (err) {
+		log_error("%s: cannot attach to %s: %s", collector, target, strerror(-err));
+		return err;
+	}
+	if (pin_commit(s, collector))
+		return -EINVAL; /* logged */
+	events_loaded(*s->obj, type);
+	return 0;
+}
