@@ -213,7 +213,8 @@ failing() {
 	fi
 	start_exporter --config "$(config "$kind" "$url")" || return
 	flood "$NSB" 100
-	sleep 5.5
+	# Two failures: the second after the back-off (0.8 to 1.6 s), a 2 s timeout when slow.
+	wait_for "^netstack_pods_api_errors_total[{]kind=\"$kind\"[}]" 2 10
 	scrape "$TMP/f.$kind"
 	ge "API $kind: errors counted by kind" \
 		"$(fsum "$TMP/f.$kind" "^netstack_pods_api_errors_total[{]kind=\"$kind\"[}]")" 2
