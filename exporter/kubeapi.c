@@ -39,6 +39,7 @@
 #define MAX_PAGES 10000 /* a server handing out continue tokens for ever is no API server */
 #define URL_MAX (1024 + 3 * KUBE_CONTINUE_MAX + 256)
 #define REQ_SERIES 32 /* (verb, code) pairs; more codes are counted as code="other" */
+#define LIST_TIMEOUT(k) (10L * (k)->cfg.timeout) /* a list page in all; stalled: timeout */
 
 /* ---- decoders ---- */
 
@@ -247,6 +248,14 @@ static void finish_item(struct kube_list *d)
 	json_object_put(o);
 }
 
+/* Bytes into the item being read, or else the skeleton. */
+static void emit(struct kube_list *d, const char *s, size_t n)
+{
+	if (d->in_item ? !append(&d->item, &d->item_len, &d->item_cap, KUBE_OBJECT_MAX, s, n)
+		       : !append(&d->skel, &d->skel_len, &d->skel_cap, KUBE_SKELETON_MAX, s, n))
+		d->bad = true;
+}
+
 /*
  * A byte of the top-level object: into the item being read, or the skeleton. The elements of
  * the top-level "items" array go one by one to finish_item; commas between them are dropped,
@@ -325,16 +334,28 @@ static void list_byte(struct kube_list *d, char c)
 		break;
 	}
 out:
-	if (d->in_item ? !append(&d->item, &d->item_len, &d->item_cap, KUBE_OBJECT_MAX, &c, 1)
-		       : !append(&d->skel, &d->skel_len, &d->skel_cap, KUBE_SKELETON_MAX, &c, 1))
-		d->bad = true;
+	emit(d, &c, 1);
 }
 
 int kube_list_feed(struct kube_list *d, const char *data, size_t n)
 {
-	for (size_t i = 0; i < n && !d->bad; i++)
+	for (size_t i = 0; i < n && !d->bad;) {
+		size_t j = i;
+
+		/* Most bytes are inside strings: copied by the run, not one by one. */
+		if (d->in_str && !d->esc && !d->in_key) {
+			while (j < n && data[j] != '"' && data[j] != '\\' && data[j])
+				j++;
+			if (j > i) {
+				emit(d, data + i, j - i);
+				i = j;
+				continue;
+			}
+		}
 		if (!(d->bad = data[i] == '\0'))
 			list_byte(d, data[i]);
+		i++;
+	}
 	return d->bad ? -1 : 0;
 }
 
@@ -723,6 +744,11 @@ static enum result get(struct kube_client *k, enum verb v, const char *url, long
 	lc.easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L);
 	lc.easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT, (long)k->cfg.timeout);
 	lc.easy_setopt(k->curl, CURLOPT_TIMEOUT, total_timeout);
+	if (v != V_WATCH) {
+		/* A long list goes on while it flows; one stalled for timeout seconds does not. */
+		lc.easy_setopt(k->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		lc.easy_setopt(k->curl, CURLOPT_LOW_SPEED_TIME, (long)k->cfg.timeout);
+	}
 	lc.easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (v == V_WATCH) {
 		pthread_mutex_lock(&k->mu);
@@ -805,13 +831,13 @@ static enum result list_pages(struct kube_client *k, const char *rv, bool paged,
 		}
 		r = list_url(k, url, rv, paged, cont);
 		if (r == K_OK)
-			r = get(k, V_LIST, url, k->cfg.timeout);
+			r = get(k, V_LIST, url, LIST_TIMEOUT(k));
 		if (r == K_GONE && *cont) {
 			/* The continue token expired: the whole list in one, as the pager does. */
 			*cont = '\0';
 			r = list_url(k, url, rv, false, "");
 			if (r == K_OK)
-				r = get(k, V_LIST, url, k->cfg.timeout);
+				r = get(k, V_LIST, url, LIST_TIMEOUT(k));
 			if (r == K_OK)
 				*k->list.cont = '\0';
 		}
@@ -892,7 +918,7 @@ static void watch(struct kube_client *k)
 static int poll_kubelet(struct kube_client *k)
 {
 	k->gen++;
-	if (get(k, V_GET, k->cfg.kubelet_url, k->cfg.timeout) != K_OK)
+	if (get(k, V_GET, k->cfg.kubelet_url, LIST_TIMEOUT(k)) != K_OK)
 		return -1;
 	k->sink.listed(k->sink.arg, k->gen);
 	synced(k);
