@@ -776,8 +776,7 @@ static enum result get(struct kube_client *k, enum verb v, const char *url, long
 	}
 	if (status == 401 || status == 403) {
 		count_error(k, E_FORBIDDEN,
-			    "HTTP %ld: the service account needs list and watch on pods",
-			    status);
+			    "HTTP %ld: the service account needs list and watch on pods", status);
 		return K_FAIL;
 	}
 	if (status < 200 || status > 299) {

@@ -55,7 +55,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	x.events = 0;
 	for (size_t off = 0, i = 0; off < size; off += chunk, i++) {
 		chunk = (chunk * 7 + i) % 23 + 1; /* irregular, from the input's first byte */
-		if (kube_lines_feed(&l, in + off, size - off < chunk ? size - off : chunk, line, &x))
+		if (kube_lines_feed(&l, in + off, size - off < chunk ? size - off : chunk, line,
+				    &x))
 			abort(); /* lines here are far below the limit */
 	}
 	/* What is left: the bytes after the last '\n'. */

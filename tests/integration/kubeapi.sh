@@ -9,9 +9,9 @@
 #   2. Side by side for 20 s, one exporter per mode: a watch closing at once, an empty 200, 410
 #      as the watch's status and in an ERROR event, an ERROR 500, a NUL byte, a 429: a handful
 #      of LISTs, spaced by the back-off (0.8 s doubling, jitter up to 2x); relists at the last
-#      resourceVersion, unpaged; a 429 watches again without listing; BOOKMARKs move the next
-#      watch's resourceVersion and watches the server ends are renewed without a list; events
-#      cut in 7-byte chunks apply.
+#      resourceVersion, unpaged (a 410 there: at once from etcd, paged); a 429 watches again
+#      without listing; BOOKMARKs move the next watch's resourceVersion and watches the server
+#      ends are renewed without a list; events cut in 7-byte chunks apply.
 #   3. TLS: in a mount namespace whose system CA store trusts the fake server, a missing
 #      ca_file or another CA fails closed (nothing sent); an http:// URL while a token would be
 #      sent is refused naming the key; http:// without a token works.
@@ -146,10 +146,11 @@ run() { # NAME MODE [EVENTS]
 	URL[$1]=$EXPORTER_URL PID[$1]=$EXPORTER_PID ALOG[$1]=$API_LOG
 }
 : >"$TMP/split.jsonl"
-MODES=(close empty gone gone_event error_event nul throttle bookmark split)
+MODES=(close empty gone gone_event error_event nul throttle bookmark split relist_gone)
 for m in "${MODES[@]}"; do
 	case $m in
 	bookmark) run "$m" bookmark,watch_seconds=2 ;;
+	relist_gone) run "$m" gone,list_gone ;;
 	split) run "$m" split "$TMP/split.jsonl" ;;
 	*) run "$m" "$m" ;;
 	esac || exit 1
@@ -187,6 +188,10 @@ for m in gone gone_event error_event; do
 	check_eq "$m: relists at the last resourceVersion, unpaged" "rv=100 limit=-" \
 		"$(reqs "${ALOG[$m]}" list | sed -n 2p | awk '{ print $3, $4 }')"
 done
+check_eq "410 on a relist: listed again from etcd (no rv), paged" "rv=100 limit=- rv=- limit=500" \
+	"$(reqs "${ALOG[relist_gone]}" list | sed -n 2,3p | awk '{ printf "%s%s %s", (NR > 1 ? " " : ""), $3, $4 }')"
+lt "410 on a relist: at once (ms)" "$(within "${ALOG[relist_gone]}" list | sed -n 2,3p |
+	awk 'NR == 2 { printf "%d", ($1 - prev) * 1000 } { prev = $1 }')" 500
 ge "HTTP 410 on the watch: counted as gone" "$(err gone gone)" 3
 ge "ERROR event 410: counted as gone" "$(err gone_event gone)" 3
 ge "ERROR event 500: counted as http" "$(err error_event http)" 3

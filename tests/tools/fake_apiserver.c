@@ -12,7 +12,8 @@
  * MODEs:
  *   ok           nothing special
  *   garbage      200 with a body that is no JSON; forbidden: 403 Status; slow: answers after 30 s
- *   paging       lists honour limit and continue (tokens "c<offset>"), at any resourceVersion
+ *   paging       lists honour limit and continue (tokens "c<offset>"), at any resourceVersion;
+ *                PODLIST is read once, at start
  *   expire       a list page asked with a continue token: 410 Expired
  *   list_gone    a list at a resourceVersion other than "" and "0": 410 Expired
  *   gone         watches: HTTP 410
@@ -164,15 +165,19 @@ static const char *logged(struct MHD_Connection *c, const char *name)
 	return v ? v : "-";
 }
 
+/* PODLIST parsed at start (paging): a page of a large list is then quick to cut. */
+static struct json_object *parsed;
+
 /* Items [offset, offset + limit) of the PodList, with a continue token when more follow. */
-static enum MHD_Result page(struct MHD_Connection *c, const char *body, long limit, long offset)
+static enum MHD_Result page(struct MHD_Connection *c, long limit, long offset)
 {
-	struct json_object *root = json_tokener_parse(body), *items, *out, *meta, *v, *slice;
+	struct json_object *root = parsed, *items, *out, *meta, *v, *slice;
 	enum MHD_Result ret;
 	long n;
 
 	if (!root || !json_object_object_get_ex(root, "items", &items))
 		return status_reply(c, 500, "InternalError");
+	pthread_mutex_lock(&lock); /* requests share the items' reference counts */
 	n = json_object_array_length(items);
 	out = json_object_new_object();
 	meta = json_object_new_object();
@@ -194,7 +199,7 @@ static enum MHD_Result page(struct MHD_Connection *c, const char *body, long lim
 	json_object_object_add(out, "items", slice);
 	ret = reply(c, 200, json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
 	json_object_put(out);
-	json_object_put(root);
+	pthread_mutex_unlock(&lock);
 	return ret;
 }
 
@@ -209,13 +214,12 @@ static enum MHD_Result list(struct MHD_Connection *c)
 		return status_reply(c, 410, "Expired");
 	if (rv && *rv && strcmp(rv, "0") && has("list_gone"))
 		return status_reply(c, 410, "Expired");
+	if (has("paging") && limit && atol(limit) > 0)
+		return page(c, atol(limit), cont && *cont == 'c' ? atol(cont + 1) : 0);
 	body = slurp(podlist);
 	if (!body)
 		return status_reply(c, 500, "InternalError");
-	if (has("paging") && limit && atol(limit) > 0)
-		ret = page(c, body, atol(limit), cont && *cont == 'c' ? atol(cont + 1) : 0);
-	else
-		ret = reply(c, 200, body);
+	ret = reply(c, 200, body);
 	free(body);
 	return ret;
 }
@@ -337,6 +341,12 @@ int main(int argc, char **argv)
 	events = argv[5];
 	mode = argv[6];
 	token = argc > 7 ? argv[7] : NULL;
+	if (has("paging")) {
+		char *body = slurp(podlist);
+
+		parsed = body ? json_tokener_parse(body) : NULL;
+		free(body);
+	}
 	ws = strstr(mode, "watch_seconds=");
 	watch_seconds = ws ? atoi(ws + 14) : 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

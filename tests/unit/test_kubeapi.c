@@ -138,8 +138,9 @@ static void events(void)
 	/* Another node's pod: an event, no pod. */
 	CHECK(!kube_event_decode(added, sizeof(added) - 1, "n2", &ev));
 	CHECK(!ev.has_pod);
-	snprintf(line, sizeof(line), "%s", "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\","
-					   "\"metadata\":{\"resourceVersion\":\"12345\"}}}");
+	snprintf(line, sizeof(line), "%s",
+		 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\","
+		 "\"metadata\":{\"resourceVersion\":\"12345\"}}}");
 	CHECK(!kube_event_decode(line, strlen(line), "n1", &ev));
 	CHECK(ev.type == KE_BOOKMARK && !ev.has_pod);
 	CHECK_STR(ev.rv, "12345");
@@ -156,8 +157,9 @@ static void events(void)
 	CHECK(kube_event_decode(line, strlen(line), "n1", &ev));
 	snprintf(line, sizeof(line), "%s", "{\"type\":\"ADDED\",\"object\":[]}");
 	CHECK(kube_event_decode(line, strlen(line), "n1", &ev));
-	snprintf(line, sizeof(line), "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":"
-				     "{\"resourceVersion\":\"%0200d\"}}}",
+	snprintf(line, sizeof(line),
+		 "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":"
+		 "{\"resourceVersion\":\"%0200d\"}}}",
 		 1);
 	CHECK(kube_event_decode(line, strlen(line), "n1", &ev)); /* rv too long */
 	CHECK(kube_event_decode("", 0, "n1", &ev));
@@ -194,9 +196,11 @@ static int decode(const char *text, size_t len, size_t chunk, const char *node, 
 
 static void podlists(void)
 {
-	static const char list[] =
-		" {\"kind\":\"PodList\",\"items\": [ " POD(UID1, "n1") " , \"x\" ,{\"a\":[1,\"]\"]},"
-		POD(UID2, "n1") "],\"metadata\":{\"resourceVersion\":\"99\",\"continue\":\"tok\"}}\n";
+	static const char list[] = " {\"kind\":\"PodList\",\"items\": [ " POD(
+		UID1, "n1") " , \"x\" ,{\"a\":[1,\"]\"]}," POD(UID2,
+							       "n1") "],\"metadata\":{"
+								     "\"resourceVersion\":\"99\","
+								     "\"continue\":\"tok\"}}\n";
 	struct kube_list d;
 	struct seen s;
 	char buf[4096];
@@ -222,9 +226,9 @@ static void podlists(void)
 	CHECK(decode("<html>", 6, 1, "", &s, &d));
 	CHECK(decode("", 0, 1, "", &s, &d));
 	CHECK(decode("{\"kind\":\"Status\",\"code\":500}", 28, 4, "", &s, &d));
-	CHECK(decode("{\"items\":[] ", 12, 4, "", &s, &d));	  /* cut */
-	CHECK(decode("{\"items\":[]} {}", 15, 4, "", &s, &d));	  /* trailing */
-	CHECK(decode("{\"items\":[{]}", 13, 4, "", &s, &d));	  /* bad item */
+	CHECK(decode("{\"items\":[] ", 12, 4, "", &s, &d));	      /* cut */
+	CHECK(decode("{\"items\":[]} {}", 15, 4, "", &s, &d));	      /* trailing */
+	CHECK(decode("{\"items\":[{]}", 13, 4, "", &s, &d));	      /* bad item */
 	CHECK(decode("{\"items\":[{\"a\":\0}]}", 19, 4, "", &s, &d)); /* NUL */
 	CHECK(decode("[{\"items\":[]}]", 14, 4, "", &s, &d));
 	/* Bounded: a huge item or skeleton stops the decoder at the limit. */
