@@ -38,7 +38,6 @@
 #define PAGE_SIZE 500	/* the pager's */
 #define MAX_PAGES 10000 /* a server handing out continue tokens for ever is no API server */
 #define URL_MAX (1024 + 3 * KUBE_CONTINUE_MAX + 256)
-#define REQ_SERIES 32 /* (verb, code) pairs; more codes are counted as code="other" */
 #define LIST_TIMEOUT(k) (10L * (k)->cfg.timeout) /* a list page in all; stalled: timeout */
 
 /* ---- decoders ---- */
@@ -471,6 +470,7 @@ void kube_global_cleanup(void)
 enum verb { V_LIST, V_WATCH, V_GET, NR_V };
 static const char *const verbs[] = { "list", "watch", "get" };
 enum { E_CONNECT, E_TIMEOUT, E_TLS, E_FORBIDDEN, E_HTTP, E_PARSE, E_GONE, E_CLOSED, E_OTHER, NR_E };
+_Static_assert(NR_E == KUBE_NR_ERRORS && NR_V == KUBE_NR_VERBS, "kubeapi.h's counts");
 static const char *const error_kinds[] = { "connect", "timeout", "tls",	   "forbidden", "http",
 					   "parse",   "gone",	 "closed", "other" };
 /* How a request ended: fine; failed; 410 Gone; failed in a way worth the same request again. */
@@ -496,17 +496,7 @@ struct kube_client {
 	bool rv_unavailable, paginated;
 	unsigned gen;
 	struct kube_backoff backoff;
-	/* read by scrapes, under mu */
-	pthread_mutex_t mu;
-	uint64_t errors[NR_E], other_codes[NR_V];
-	struct {
-		enum verb verb;
-		char code[8];
-		uint64_t n;
-	} req[REQ_SERIES];
-	int n_req;
-	double last_sync, watch_start;
-	bool logged[NR_E]; /* the follower's own */
+	struct kube_stats *stats; /* its owner's: counts go on across clients */
 };
 
 static double mono(void)
@@ -547,10 +537,10 @@ static void count_error(struct kube_client *k, int kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&k->mu);
-	k->errors[kind]++;
-	pthread_mutex_unlock(&k->mu);
-	log_once(k->logged[kind], LOG_WARN,
+	pthread_mutex_lock(&k->stats->mu);
+	k->stats->errors[kind]++;
+	pthread_mutex_unlock(&k->stats->mu);
+	log_once(k->stats->logged[kind], LOG_WARN,
 		 "pods: pod source failed (%s): %s; labels keep what is known, retrying with "
 		 "back-off",
 		 error_kinds[kind], detail);
@@ -579,6 +569,7 @@ static int classify(CURLcode rc)
 
 static void count_request(struct kube_client *k, long status, CURLcode rc)
 {
+	struct kube_stats *s = k->stats;
 	char code[8];
 	int i;
 
@@ -586,21 +577,21 @@ static void count_request(struct kube_client *k, long status, CURLcode rc)
 		snprintf(code, sizeof(code), "%ld", status);
 	else
 		snprintf(code, sizeof(code), "%s", status ? "other" : error_kinds[classify(rc)]);
-	pthread_mutex_lock(&k->mu);
-	for (i = 0; i < k->n_req && (k->req[i].verb != k->verb || strcmp(k->req[i].code, code));
-	     i++)
+	pthread_mutex_lock(&s->mu);
+	for (i = 0;
+	     i < s->n_req && (s->req[i].verb != (int)k->verb || strcmp(s->req[i].code, code)); i++)
 		;
-	if (i == REQ_SERIES) {
-		k->other_codes[k->verb]++;
+	if (i == KUBE_REQ_SERIES) {
+		s->other_codes[k->verb]++;
 	} else {
-		if (i == k->n_req) {
-			k->req[i].verb = k->verb;
-			strcpy(k->req[i].code, code);
-			k->n_req++;
+		if (i == s->n_req) {
+			s->req[i].verb = k->verb;
+			strcpy(s->req[i].code, code);
+			s->n_req++;
 		}
-		k->req[i].n++;
+		s->req[i].n++;
 	}
-	pthread_mutex_unlock(&k->mu);
+	pthread_mutex_unlock(&s->mu);
 }
 
 static void synced(struct kube_client *k)
@@ -608,9 +599,9 @@ static void synced(struct kube_client *k)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	pthread_mutex_lock(&k->mu);
-	k->last_sync = ts.tv_sec + ts.tv_nsec / 1e9;
-	pthread_mutex_unlock(&k->mu);
+	pthread_mutex_lock(&k->stats->mu);
+	k->stats->last_sync = ts.tv_sec + ts.tv_nsec / 1e9;
+	pthread_mutex_unlock(&k->stats->mu);
 }
 
 static void list_pod(void *arg, const struct pod *p)
@@ -751,14 +742,14 @@ static enum result get(struct kube_client *k, enum verb v, const char *url, long
 	}
 	lc.easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (v == V_WATCH) {
-		pthread_mutex_lock(&k->mu);
-		k->watch_start = mono();
-		pthread_mutex_unlock(&k->mu);
+		pthread_mutex_lock(&k->stats->mu);
+		k->stats->watch_start = mono();
+		pthread_mutex_unlock(&k->stats->mu);
 	}
 	rc = lc.easy_perform(k->curl);
-	pthread_mutex_lock(&k->mu);
-	k->watch_start = 0;
-	pthread_mutex_unlock(&k->mu);
+	pthread_mutex_lock(&k->stats->mu);
+	k->stats->watch_start = 0;
+	pthread_mutex_unlock(&k->stats->mu);
 	lc.easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &status);
 	count_request(k, status, rc);
 	if (stopped(k))
@@ -943,7 +934,7 @@ void kube_client_run(struct kube_client *k)
 }
 
 struct kube_client *kube_client_new(const struct pods_config *c, bool kubelet,
-				    const struct kube_sink *sink)
+				    const struct kube_sink *sink, struct kube_stats *stats)
 {
 	struct kube_client *k = calloc(1, sizeof(*k));
 	char *node;
@@ -953,7 +944,7 @@ struct kube_client *kube_client_new(const struct pods_config *c, bool kubelet,
 	k->cfg = *c;
 	k->kubelet = kubelet;
 	k->sink = *sink;
-	pthread_mutex_init(&k->mu, NULL);
+	k->stats = stats;
 	if (getrandom(&k->rand, sizeof(k->rand), 0) != sizeof(k->rand))
 		k->rand = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
 	k->rand |= 1;
@@ -975,30 +966,29 @@ void kube_client_free(struct kube_client *k)
 	}
 	free(k->lines.buf);
 	kube_list_free(&k->list);
-	pthread_mutex_destroy(&k->mu);
 	free(k);
 }
 
-void kube_client_render(struct kube_client *k, struct expo *e)
+void kube_stats_render(struct kube_stats *s, bool watch, struct expo *e)
 {
-	uint64_t errs[NR_E], other[NR_V], n[REQ_SERIES];
-	char codes[REQ_SERIES][8];
-	enum verb vs[REQ_SERIES];
+	uint64_t errs[NR_E], other[NR_V], n[KUBE_REQ_SERIES];
+	char codes[KUBE_REQ_SERIES][8];
+	int vs[KUBE_REQ_SERIES];
 	double sync, start;
 	int nreq;
 
-	pthread_mutex_lock(&k->mu);
-	memcpy(errs, k->errors, sizeof(errs));
-	memcpy(other, k->other_codes, sizeof(other));
-	nreq = k->n_req;
+	pthread_mutex_lock(&s->mu);
+	memcpy(errs, s->errors, sizeof(errs));
+	memcpy(other, s->other_codes, sizeof(other));
+	nreq = s->n_req;
 	for (int i = 0; i < nreq; i++) {
-		vs[i] = k->req[i].verb;
-		memcpy(codes[i], k->req[i].code, sizeof(codes[i]));
-		n[i] = k->req[i].n;
+		vs[i] = s->req[i].verb;
+		memcpy(codes[i], s->req[i].code, sizeof(codes[i]));
+		n[i] = s->req[i].n;
 	}
-	sync = k->last_sync;
-	start = k->watch_start;
-	pthread_mutex_unlock(&k->mu);
+	sync = s->last_sync;
+	start = s->watch_start;
+	pthread_mutex_unlock(&s->mu);
 
 	expo_family(
 		e, "netstack_pods_api_requests_total", METRIC_COUNTER,
@@ -1028,7 +1018,7 @@ void kube_client_render(struct kube_client *k, struct expo *e)
 		labels_add(&l, "kind", error_kinds[i]);
 		expo_u64(e, &l, errs[i]);
 	}
-	if (!k->kubelet) {
+	if (watch) {
 		expo_family(e, "netstack_pods_watch_age_seconds", METRIC_GAUGE,
 			    "How long the current watch of the node's pods has been open; 0: none "
 			    "is.");

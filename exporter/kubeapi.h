@@ -8,6 +8,7 @@
 #ifndef NETSTACK_KUBEAPI_H
 #define NETSTACK_KUBEAPI_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -117,14 +118,31 @@ struct kube_sink {
 int kube_global_init(void);
 void kube_global_cleanup(void);
 
+#define KUBE_NR_ERRORS 9   /* connect timeout tls forbidden http parse gone closed other */
+#define KUBE_NR_VERBS 3	   /* list watch get */
+#define KUBE_REQ_SERIES 32 /* (verb, code) pairs; more codes count as code="other" */
+/* What clients count, kept by their owner: a new client (a reload) counts on from there. */
+struct kube_stats {
+	pthread_mutex_t mu;
+	uint64_t errors[KUBE_NR_ERRORS], other_codes[KUBE_NR_VERBS];
+	struct {
+		int verb;
+		char code[8];
+		uint64_t n;
+	} req[KUBE_REQ_SERIES];
+	int n_req;
+	double last_sync, watch_start;
+	bool logged[KUBE_NR_ERRORS]; /* each kind of failure is logged once */
+};
+
 struct kube_client;
 /* A client for c's source (kubelet: poll kubelet_url, else list+watch api_url); NULL: ENOMEM. */
 struct kube_client *kube_client_new(const struct pods_config *c, bool kubelet,
-				    const struct kube_sink *sink);
+				    const struct kube_sink *sink, struct kube_stats *stats);
 /* Follows the pods until the sink says stop. */
 void kube_client_run(struct kube_client *k);
 void kube_client_free(struct kube_client *k);
-/* Requests, errors, the watch's age and the last sync, from any thread. */
-void kube_client_render(struct kube_client *k, struct expo *e);
+/* Requests, errors, the watch's age (watch: the API source) and the last sync; any thread. */
+void kube_stats_render(struct kube_stats *s, bool watch, struct expo *e);
 
 #endif

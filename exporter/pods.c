@@ -548,6 +548,7 @@ static void *scanner(void *arg)
 /* ---- the pod source: kubeapi.c's client feeds the pods above ---- */
 
 static struct kube_client *client;
+static struct kube_stats kstats = { .mu = PTHREAD_MUTEX_INITIALIZER }; /* across restarts */
 
 /* Insert or replace under mu. */
 static void pod_put(const struct pod *p)
@@ -735,7 +736,7 @@ int pods_start(void)
 			.stopping = sink_stopping,
 		};
 
-		client = kube_client_new(&run, run.source == SRC_KUBELET, &sink);
+		client = kube_client_new(&run, run.source == SRC_KUBELET, &sink, &kstats);
 		if (!client || pthread_create(&follow_thread, NULL, follower, client))
 			return -1;
 		following = true;
@@ -852,7 +853,7 @@ void pods_render_metrics(struct expo *e)
 	podfold_render_metrics(e);
 	if (!client)
 		return;
-	kube_client_render(client, e);
+	kube_stats_render(&kstats, run.source == SRC_KUBERNETES, e);
 	expo_family(e, "netstack_pods_known", METRIC_GAUGE,
 		    "Pods on this node the pod source reported.");
 	expo_u64(e, NULL, known);

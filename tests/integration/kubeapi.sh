@@ -15,7 +15,8 @@
 #   3. TLS: in a mount namespace whose system CA store trusts the fake server, a missing
 #      ca_file or another CA fails closed (nothing sent); an http:// URL while a token would be
 #      sent is refused naming the key; http:// without a token works.
-#   4. Metrics: requests by verb and code, the watch's age; promtool accepts them.
+#   4. Metrics: requests by verb and code (counted on across a reload that restarts the
+#      resolver), the watch's age; promtool accepts them.
 #   5. Peak memory (VmHWM) with 10 000 pods on the node, and with 10 000 in the list of which
 #      100 are the node's, against the exporter's with 2 pods.
 # shellcheck source=tests/lib.sh
@@ -119,6 +120,13 @@ check_eq "paging: list requests counted by verb and code" 3 \
 ge "paging: the watch's age" "$(fsum "$TMP/p1" '^netstack_pods_watch_age_seconds$')" 1
 check_eq "paging: no errors" 0 "$(fsum "$TMP/p1" '^netstack_pods_api_errors_total')"
 promtool_ok "paging: promtool accepts the API metrics" "$TMP/p1"
+# A reload that restarts the resolver (another refresh_seconds): a new client counts on.
+sed -i 's/^refresh_seconds = 1$/refresh_seconds = 2/' "$TMP/paging.ini"
+kill -HUP "$EXPORTER_PID"
+check "reload: the resolver restarted" bash -c "for _ in \$(seq 100); do
+	grep -q 'resolving network namespaces every 2s' '$EXPORTER_LOG' && exit; sleep 0.05; done; exit 1"
+check "reload: the three pages again, counted on from 3" \
+	wait_for '^netstack_pods_api_requests_total[{]verb="list",code="200"[}]' 6
 stop_exporter
 
 api expire paging,expire "$TMP/1200.json" || exit 1
