@@ -212,7 +212,7 @@ fake_api() {
 	pid=$!
 	on_exit "kill $pid"
 	for _ in $(seq 100); do
-		grep -q listening "$log" && return 0
+		grep -qs listening "$log" && return 0
 		sleep 0.05
 	done
 	cat "$log" >&2
