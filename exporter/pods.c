@@ -5,11 +5,8 @@
  * from the list's resourceVersion) or polls the kubelet. The scanner publishes an immutable
  * snapshot that scrapes take a reference to: a scrape never waits on the API server.
  */
-#include <curl/curl.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <json-c/json.h>
 #include <linux/capability.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,68 +18,13 @@
 
 #include "collector.h"
 #include "config.h"
+#include "kubeapi.h"
 #include "log.h"
 #include "pods.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
-#define MAX_CONTAINERS 16
-#define BACKOFF_MAX 60
 
 enum source { SRC_AUTO, SRC_KUBERNETES, SRC_KUBELET, SRC_NONE };
-
-/*
- * libcurl, opened when pod attribution starts: linked in, it and what it pulls in (OpenSSL,
- * Kerberos, LDAP, SSH, ...) were 3.2 MB of the resident memory of every exporter, most of
- * which never attribute pods. Kept open once loaded (OpenSSL does not support unloading).
- */
-static struct {
-	CURLcode (*global_init)(long flags);
-	void (*global_cleanup)(void);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *c, CURLoption option, ...);
-	CURLcode (*easy_perform)(CURL *c);
-	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
-	void (*easy_reset)(CURL *c);
-	void (*easy_cleanup)(CURL *c);
-	const char *(*easy_strerror)(CURLcode rc);
-	char *(*easy_escape)(CURL *c, const char *s, int len);
-	void (*free)(void *p);
-	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
-	void (*slist_free_all)(struct curl_slist *l);
-} lc;
-static void *lc_handle;
-
-static int load_curl(void)
-{
-	static const char *const names[] = {
-		"curl_global_init",    "curl_global_cleanup", "curl_easy_init",
-		"curl_easy_setopt",    "curl_easy_perform",   "curl_easy_getinfo",
-		"curl_easy_reset",     "curl_easy_cleanup",   "curl_easy_strerror",
-		"curl_easy_escape",    "curl_free",	      "curl_slist_append",
-		"curl_slist_free_all",
-	};
-	void **fn = (void **)&lc;
-	void *h;
-
-	_Static_assert(sizeof(lc) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
-		       "one name per libcurl function");
-	if (lc_handle)
-		return 0;
-	h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		log_error("pods: cannot load libcurl (Debian libcurl4): %s", dlerror());
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		fn[i] = dlsym(h, names[i]);
-		if (!fn[i]) {
-			log_error("pods: libcurl.so.4 lacks %s", names[i]);
-			return -1; /* h stays open: unloading libcurl is not safe either */
-		}
-	}
-	lc_handle = h;
-	return 0;
-}
 
 /*
  * conf: as configured (pods_configure, a reload); cfg: conf with the source resolved, what
@@ -262,25 +204,8 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static bool stopping, rescan;
 static bool active, kube; /* started; with a pod source */
 
-struct pod {
-	char uid[POD_UID_LEN + 1];
-	char ns[64], name[254];
-	double deleted; /* monotonic seconds, 0: alive */
-	int nc;
-	struct {
-		char id[CONTAINER_ID_MAX + 1];
-		char name[64];
-	} c[MAX_CONTAINERS];
-};
 static struct pod *pods;
 static size_t n_pods, cap_pods;
-
-static const char *const error_kinds[] = { "connect", "timeout", "tls",	 "forbidden",
-					   "http",    "parse",	 "gone", "other" };
-enum { E_CONNECT, E_TIMEOUT, E_TLS, E_FORBIDDEN, E_HTTP, E_PARSE, E_GONE, E_OTHER, NR_E };
-static uint64_t errors[NR_E];
-static bool logged[NR_E];
-static double last_sync; /* wall clock seconds */
 
 struct pods_snapshot {
 	int refs;
@@ -620,73 +545,10 @@ static void *scanner(void *arg)
 	return NULL;
 }
 
-/* ---- the pod source ---- */
+/* ---- the pod source: kubeapi.c's client feeds the pods above ---- */
 
-/* Counted every time, logged the first time per kind. */
-static void count_error(int kind, const char *detail)
-{
-	pthread_mutex_lock(&mu);
-	errors[kind]++;
-	pthread_mutex_unlock(&mu);
-	log_once(logged[kind], LOG_WARN,
-		 "pods: pod source failed (%s): %s; labels keep what is known, retrying with "
-		 "back-off",
-		 error_kinds[kind], detail);
-}
-
-static void synced(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	pthread_mutex_lock(&mu);
-	last_sync = ts.tv_sec + ts.tv_nsec / 1e9;
-	rescan = true;
-	pthread_cond_broadcast(&wake);
-	pthread_mutex_unlock(&mu);
-}
-
-static const char *jstr(struct json_object *o, const char *a, const char *b)
-{
-	struct json_object *x;
-
-	if (!json_object_object_get_ex(o, a, &x))
-		return NULL;
-	if (b && !json_object_object_get_ex(x, b, &x))
-		return NULL;
-	return json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
-}
-
-/* A Pod object into p; 0 or -1 when it lacks uid, name or namespace. */
-static int parse_pod(struct json_object *o, struct pod *p)
-{
-	const char *uid = jstr(o, "metadata", "uid"), *name = jstr(o, "metadata", "name");
-	const char *ns = jstr(o, "metadata", "namespace");
-	struct json_object *status, *cs;
-
-	memset(p, 0, sizeof(*p));
-	if (!uid || !name || !ns || strlen(uid) != POD_UID_LEN)
-		return -1;
-	strcpy(p->uid, uid);
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	snprintf(p->ns, sizeof(p->ns), "%s", ns);
-	if (!json_object_object_get_ex(o, "status", &status) ||
-	    !json_object_object_get_ex(status, "containerStatuses", &cs) ||
-	    !json_object_is_type(cs, json_type_array))
-		return 0;
-	for (size_t i = 0; i < json_object_array_length(cs) && p->nc < MAX_CONTAINERS; i++) {
-		struct json_object *c = json_object_array_get_idx(cs, i);
-		const char *id = jstr(c, "containerID", NULL), *cn = jstr(c, "name", NULL);
-		const char *sep = id ? strstr(id, "://") : NULL; /* "containerd://<id>" */
-
-		if (!sep || !cn)
-			continue;
-		snprintf(p->c[p->nc].id, sizeof(p->c[0].id), "%s", sep + 3);
-		snprintf(p->c[p->nc].name, sizeof(p->c[0].name), "%s", cn);
-		p->nc++;
-	}
-	return 0;
-}
+static struct kube_client *client;
+static struct kube_stats kstats = { .mu = PTHREAD_MUTEX_INITIALIZER }; /* across restarts */
 
 /* Insert or replace under mu. */
 static void pod_put(const struct pod *p)
@@ -709,278 +571,51 @@ static void pod_put(const struct pod *p)
 	pods[n_pods++] = *p;
 }
 
-/* A PodList replaces what we knew: pods missing from it were deleted meanwhile. */
-static int apply_list(struct json_object *root, char *rv, size_t rvlen)
+static void sink_pod(void *arg, const struct pod *p)
 {
-	struct json_object *items;
-	const char *v = jstr(root, "metadata", "resourceVersion");
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	pod_put(p);
+	pthread_mutex_unlock(&mu);
+}
+
+static void sink_changed(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	rescan = true;
+	pthread_cond_broadcast(&wake);
+	pthread_mutex_unlock(&mu);
+}
+
+/* A list completed: the pods it did not name were deleted meanwhile. */
+static void sink_listed(void *arg, unsigned gen)
+{
 	double now = mono();
 
-	if (!json_object_object_get_ex(root, "items", &items) ||
-	    !json_object_is_type(items, json_type_array))
-		return -1;
 	pthread_mutex_lock(&mu);
 	for (size_t i = 0; i < n_pods; i++)
-		if (!pods[i].deleted)
-			pods[i].deleted = -1; /* not in this list, so far */
-	for (size_t i = 0; i < json_object_array_length(items); i++) {
-		struct pod p;
-
-		if (!parse_pod(json_object_array_get_idx(items, i), &p))
-			pod_put(&p);
-	}
-	for (size_t i = 0; i < n_pods; i++)
-		if (pods[i].deleted < 0)
+		if (!pods[i].deleted && pods[i].gen != gen)
 			pods[i].deleted = now;
 	pthread_mutex_unlock(&mu);
-	snprintf(rv, rvlen, "%s", v ? v : "");
-	return 0;
+	sink_changed(arg);
 }
 
-struct req {
-	CURL *curl;
-	struct curl_slist *headers;
-	char *body;
-	size_t len, cap;
-	bool watch; /* lines are events, handled as they arrive */
-	char *rv;
-	size_t rvlen;
-	bool gone, bad; /* watch: 410 in the stream; an unparsable event */
-};
-
-static void watch_event(struct req *r, const char *line)
+static void sink_nap(void *arg, double seconds)
 {
-	struct json_object *ev = json_tokener_parse(line), *obj;
-	const char *type = ev ? jstr(ev, "type", NULL) : NULL;
-	const char *v;
-	struct pod p;
-
-	if (!type || !json_object_object_get_ex(ev, "object", &obj)) {
-		r->bad = true;
-		json_object_put(ev);
-		return;
-	}
-	if (!strcmp(type, "ERROR")) {
-		struct json_object *code;
-
-		if (json_object_object_get_ex(obj, "code", &code) &&
-		    json_object_get_int(code) == 410)
-			r->gone = true;
-		else
-			r->bad = true;
-		json_object_put(ev);
-		return;
-	}
-	v = jstr(obj, "metadata", "resourceVersion");
-	if (v)
-		snprintf(r->rv, r->rvlen, "%s", v);
-	if (strcmp(type, "BOOKMARK") && !parse_pod(obj, &p)) {
-		pthread_mutex_lock(&mu);
-		if (!strcmp(type, "DELETED"))
-			p.deleted = mono();
-		pod_put(&p);
-		pthread_mutex_unlock(&mu);
-	}
-	json_object_put(ev);
-	synced();
+	(void)arg;
+	nap(seconds, NULL);
 }
 
-static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
+static bool sink_stopping(void *arg)
 {
-	struct req *r = arg;
-	size_t n = size * nmemb;
-	char *nl;
-
-	if (r->len + n + 1 > r->cap) {
-		size_t cap = (r->len + n + 1) * 2;
-		char *b;
-
-		if (cap > (64u << 20))
-			return 0; /* a PodList this large is not a node's */
-		b = realloc(r->body, cap);
-		if (!b)
-			return 0;
-		r->body = b;
-		r->cap = cap;
-	}
-	memcpy(r->body + r->len, data, n);
-	r->len += n;
-	r->body[r->len] = '\0';
-	while (r->watch && (nl = strchr(r->body, '\n'))) {
-		*nl = '\0';
-		if (nl > r->body)
-			watch_event(r, r->body);
-		r->len -= nl + 1 - r->body;
-		memmove(r->body, nl + 1, r->len + 1);
-		if (r->gone)
-			return 0; /* stop reading: relist */
-	}
-	return n;
-}
-
-static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-	(void)arg, (void)a, (void)b, (void)c, (void)d;
+	(void)arg;
 	return __atomic_load_n(&stopping, __ATOMIC_RELAXED);
-}
-
-static int classify(CURLcode rc)
-{
-	switch (rc) {
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-	case CURLE_GOT_NOTHING:
-		return E_CONNECT;
-	case CURLE_OPERATION_TIMEDOUT:
-		return E_TIMEOUT;
-	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CACERT_BADFILE:
-	case CURLE_SSL_CERTPROBLEM:
-		return E_TLS;
-	default:
-		return E_OTHER;
-	}
-}
-
-/* GET url; 0 on 2xx, else -1 with the error counted. */
-static int get(struct req *r, const char *url, long total_timeout)
-{
-	char token[4096], auth[4200];
-	CURLcode rc;
-	long status = 0;
-
-	r->len = 0;
-	r->gone = r->bad = false;
-	lc.easy_reset(r->curl);
-	lc.slist_free_all(r->headers);
-	r->headers = lc.slist_append(NULL, "Accept: application/json");
-	/* Bound service account tokens rotate: read it for every request. The kubelet's
-	 * authenticated port takes the same token. */
-	if (!read_small(run.token_file, token, sizeof(token))) {
-		token[strcspn(token, "\r\n")] = '\0';
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-		r->headers = lc.slist_append(r->headers, auth);
-	}
-	lc.easy_setopt(r->curl, CURLOPT_URL, url);
-	lc.easy_setopt(r->curl, CURLOPT_HTTPHEADER, r->headers);
-	lc.easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_data);
-	lc.easy_setopt(r->curl, CURLOPT_WRITEDATA, r);
-	lc.easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
-	lc.easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	lc.easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
-	lc.easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT, (long)run.timeout);
-	lc.easy_setopt(r->curl, CURLOPT_TIMEOUT, total_timeout);
-	lc.easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (run.ca_file[0] && !access(run.ca_file, R_OK))
-		lc.easy_setopt(r->curl, CURLOPT_CAINFO, run.ca_file);
-	rc = lc.easy_perform(r->curl);
-	if (__atomic_load_n(&stopping, __ATOMIC_RELAXED))
-		return -1;
-	lc.easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (r->gone || status == 410) {
-		count_error(E_GONE, "resourceVersion expired, listing again");
-		return -1;
-	}
-	if (rc == CURLE_WRITE_ERROR && r->len + 1 >= r->cap) {
-		count_error(E_OTHER, "response too large");
-		return -1;
-	}
-	/* A watch ends when the server closes it: that is no error. */
-	if (rc != CURLE_OK && !(r->watch && rc == CURLE_OPERATION_TIMEDOUT && status == 200)) {
-		count_error(classify(rc), lc.easy_strerror(rc));
-		return -1;
-	}
-	if (status == 401 || status == 403) {
-		count_error(E_FORBIDDEN,
-			    "HTTP 401/403: the service account needs get, list and watch on pods");
-		return -1;
-	}
-	if (status < 200 || status > 299) {
-		char msg[64];
-
-		snprintf(msg, sizeof(msg), "HTTP %ld", status);
-		count_error(E_HTTP, msg);
-		return -1;
-	}
-	if (r->bad) {
-		count_error(E_PARSE, "unparsable watch event");
-		return -1;
-	}
-	return 0;
-}
-
-static int list(struct req *r, const char *url, char *rv, size_t rvlen)
-{
-	struct json_object *root;
-	int ret;
-
-	r->watch = false;
-	if (get(r, url, run.timeout))
-		return -1;
-	root = json_tokener_parse(r->body ? r->body : "");
-	ret = root ? apply_list(root, rv, rvlen) : -1;
-	json_object_put(root);
-	if (ret) {
-		count_error(E_PARSE, "response is no PodList");
-		return -1;
-	}
-	synced();
-	return 0;
 }
 
 static void *follower(void *arg)
 {
-	char base[1024], url[1400], rv[128] = "";
-	struct req r = { .rv = rv, .rvlen = sizeof(rv) };
-	unsigned backoff = 1;
-	bool listed = false;
-
-	(void)arg;
-	r.curl = lc.easy_init();
-	if (run.source == SRC_KUBELET) {
-		snprintf(base, sizeof(base), "%s", run.kubelet_url);
-	} else {
-		char *node = lc.easy_escape(r.curl, run.node_name, 0);
-
-		snprintf(base, sizeof(base), "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
-			 run.api_url, node ? node : "");
-		lc.free(node);
-	}
-	while (r.curl && !__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
-		int err;
-
-		if (run.source == SRC_KUBELET || !listed) {
-			err = list(&r, base, rv, sizeof(rv));
-			listed = !err;
-			if (!err && run.source == SRC_KUBELET) {
-				backoff = 1;
-				nap(run.refresh, NULL);
-				continue;
-			}
-		} else {
-			/* The server ends the watch after timeoutSeconds; we then watch again. */
-			snprintf(url, sizeof(url),
-				 "%s&watch=true&allowWatchBookmarks=true&timeoutSeconds=300"
-				 "&resourceVersion=%s",
-				 base, rv);
-			r.watch = true;
-			err = get(&r, url, 300 + run.timeout);
-			if (err)
-				listed = false; /* 410 or a failure: list again, then watch */
-		}
-		if (!err) {
-			backoff = 1;
-			continue;
-		}
-		nap(backoff, NULL);
-		backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
-	}
-	lc.slist_free_all(r.headers);
-	lc.easy_cleanup(r.curl);
-	free(r.body);
+	kube_client_run(arg);
 	return NULL;
 }
 
@@ -1020,6 +655,16 @@ static enum source pick_source(void)
 	if (s == SRC_KUBELET && !cfg.kubelet_url[0]) {
 		log_error("pods: source = kubelet needs [pods] kubelet_url; pod and namespace "
 			  "labels stay empty");
+		s = SRC_NONE;
+	}
+	/* kubeapi.c never sends the token in clear; refusing says why labels would be empty. */
+	if (s != SRC_NONE && cfg.token_file[0] && !access(cfg.token_file, F_OK) &&
+	    !strncmp(s == SRC_KUBELET ? cfg.kubelet_url : cfg.api_url, "http://", 7)) {
+		log_error(
+			"pods: [pods] %s is http:// while token_file %s holds a bearer token that "
+			"would travel in clear: use https://, or set token_file empty (the "
+			"kubelet's read-only port); pod and namespace labels stay empty",
+			s == SRC_KUBELET ? "kubelet_url" : "api_url", cfg.token_file);
 		s = SRC_NONE;
 	}
 	return s;
@@ -1076,16 +721,23 @@ int pods_start(void)
 	cfg.source = pick_source();
 	kube = cfg.source != SRC_NONE;
 	run = cfg;
-	if (make_filters())
-		return -1;
-	if (load_curl() || lc.global_init(CURL_GLOBAL_DEFAULT))
+	if (make_filters() || (kube && kube_global_init()))
 		return -1;
 	stopping = false;
 	if (pthread_create(&scan_thread, NULL, scanner, NULL))
 		return -1;
 	active = true;
 	if (kube) {
-		if (pthread_create(&follow_thread, NULL, follower, NULL))
+		static const struct kube_sink sink = {
+			.pod = sink_pod,
+			.listed = sink_listed,
+			.changed = sink_changed,
+			.nap = sink_nap,
+			.stopping = sink_stopping,
+		};
+
+		client = kube_client_new(&run, run.source == SRC_KUBELET, &sink, &kstats);
+		if (!client || pthread_create(&follow_thread, NULL, follower, client))
 			return -1;
 		following = true;
 	}
@@ -1116,6 +768,8 @@ void pods_stop(void)
 	if (following)
 		pthread_join(follow_thread, NULL);
 	following = active = false;
+	kube_client_free(client);
+	client = NULL;
 	pods_snapshot_put(current);
 	current = NULL;
 	free(nss);
@@ -1125,7 +779,8 @@ void pods_stop(void)
 	n_nss = cap_nss = n_pods = cap_pods = 0;
 	podfold_free();
 	free_filters();
-	lc.global_cleanup();
+	if (kube)
+		kube_global_cleanup();
 }
 
 /* Whether the resolver threads would run otherwise with b than with a. */
@@ -1187,32 +842,18 @@ struct expo_filter *pods_filter(const char *collector)
 
 void pods_render_metrics(struct expo *e)
 {
-	uint64_t errs[NR_E];
-	double sync;
 	size_t known = 0;
 
 	if (!active)
 		return;
 	pthread_mutex_lock(&mu);
-	memcpy(errs, errors, sizeof(errs));
-	sync = last_sync;
 	for (size_t i = 0; i < n_pods; i++)
 		known += !pods[i].deleted;
 	pthread_mutex_unlock(&mu);
 	podfold_render_metrics(e);
-	if (!kube)
+	if (!client)
 		return;
-	expo_family(e, "netstack_pods_api_errors_total", METRIC_COUNTER,
-		    "Failed requests for the node's pods, by kind of failure.");
-	for (int i = 0; i < NR_E; i++) {
-		struct labels l = { 0 };
-
-		labels_add(&l, "kind", error_kinds[i]);
-		expo_u64(e, &l, errs[i]);
-	}
-	expo_family(e, "netstack_pods_last_sync_timestamp_seconds", METRIC_GAUGE,
-		    "When the pod list was last known current (list or watch event); 0: never.");
-	expo_double(e, NULL, sync);
+	kube_stats_render(&kstats, run.source == SRC_KUBERNETES, e);
 	expo_family(e, "netstack_pods_known", METRIC_GAUGE,
 		    "Pods on this node the pod source reported.");
 	expo_u64(e, NULL, known);

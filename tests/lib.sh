@@ -201,3 +201,28 @@ attack() {
 	ATTACK=$!
 	on_exit "kill $ATTACK"
 }
+
+# For the tests of the pod source.
+# fake_api LOG ARGS...: tests/tools/fake_apiserver ARGS (PORT CERT KEY PODLIST EVENTS MODE
+# [TOKEN]) in the background, its output in LOG, stopped at exit; waits for it to listen.
+fake_api() {
+	local log=$1 pid
+	shift
+	"$BUILD/tests/fake_apiserver" "$@" >"$log" 2>&1 &
+	pid=$!
+	on_exit "kill $pid"
+	for _ in $(seq 100); do
+		grep -qs listening "$log" && return 0
+		sleep 0.05
+	done
+	cat "$log" >&2
+	return 1
+}
+# wait_for REGEX MIN [SECONDS]: until the sum of matching samples reaches MIN (up to 10 s).
+wait_for() {
+	for _ in $(seq $((${3:-10} * 10))); do
+		[ "$(scrape_sum "$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -93,16 +93,8 @@ start_api() {
 	port=$(free_port)
 	API_URL=https://127.0.0.1:$port
 	API_LOG=$TMP/api.$1.log
-	"$APISERVER" "$port" "$TMP/cert.pem" "$TMP/key.pem" "$TMP/podlist.json" \
-		"$TMP/events.jsonl" "$1" "$TOKEN" >"$API_LOG" 2>&1 &
-	local pid=$!
-	on_exit "kill $pid"
-	for _ in $(seq 100); do
-		grep -q listening "$API_LOG" && return 0
-		sleep 0.05
-	done
-	cat "$API_LOG" >&2
-	return 1
+	fake_api "$API_LOG" "$port" "$TMP/cert.pem" "$TMP/key.pem" "$TMP/podlist.json" \
+		"$TMP/events.jsonl" "$1" "$TOKEN"
 }
 
 # config NAME URL [EXTRA LINES...]: drops only, netns folded into pod labels.
@@ -115,15 +107,6 @@ config() {
 		"api_url = $url" "token_file = $TMP/token" "ca_file = $TMP/cert.pem" \
 		"node_name = $NODE" 'refresh_seconds = 1' 'timeout_seconds = 2' "$@" >"$f"
 	echo "$f"
-}
-
-# wait_for REGEX MIN [SECONDS]: until the sum of matching samples reaches MIN.
-wait_for() {
-	for _ in $(seq $((${3:-10} * 10))); do
-		[ "$(scrape_sum "$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # -- 1. labels from the API ----------------------------------------------------------------------
@@ -213,7 +196,8 @@ failing() {
 	fi
 	start_exporter --config "$(config "$kind" "$url")" || return
 	flood "$NSB" 100
-	sleep 5.5
+	# Two failures: the second after the back-off (0.8 to 1.6 s), a 2 s timeout when slow.
+	wait_for "^netstack_pods_api_errors_total[{]kind=\"$kind\"[}]" 2 10
 	scrape "$TMP/f.$kind"
 	ge "API $kind: errors counted by kind" \
 		"$(fsum "$TMP/f.$kind" "^netstack_pods_api_errors_total[{]kind=\"$kind\"[}]")" 2
