@@ -815,6 +815,8 @@ void pods_stop(void)
 {
 	if (!active) {
 		free_filters(); /* a start that failed half-way */
+		tasks_close(walker);
+		walker = NULL;
 		return;
 	}
 	pthread_mutex_lock(&mu);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "bpfload.h"
 #include "taskwalk.h"
 #include "tasks.skel.h"
 
@@ -30,6 +31,7 @@ struct tasks *tasks_open(void)
 		err = errno;
 		goto fail;
 	}
+	skeleton_release(t->skel->skeleton);
 	err = tasks_bpf__attach(t->skel);
 	if (err) {
 		err = -err;
