@@ -16,7 +16,7 @@
 #include "tasks.h"
 
 #define PF_KTHREAD 0x00200000
-#define MAX_ANCESTORS 128 /* real_parent hops from any task up to init_task */
+#define MAX_ANCESTORS 128	 /* real_parent hops from any task up to init_task */
 #define MAX_PROCESSES (1u << 22) /* PID_MAX_LIMIT */
 
 struct {

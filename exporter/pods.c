@@ -467,8 +467,8 @@ static int apply_scan(double now)
 				 sum.processes);
 		else
 			log_once(scan_logged[kind], LOG_WARN,
-				 "pods: %u (netns, cgroup) pairs did not fit the process walk's map "
-				 "(%d); their namespaces may be unresolved",
+				 "pods: %u (netns, cgroup) pairs did not fit the walk's map (%d); "
+				 "their namespaces may be unresolved",
 				 sum.dropped, TASKS_MAX);
 	}
 	if (err || !sum.complete) {
@@ -535,6 +535,25 @@ static void scan(void)
 		publish(now);
 }
 
+/* A counter family with one series per kind. */
+static void render_kinds(struct expo *e, const char *name, const char *help,
+			 const char *const *kinds, const uint64_t *v, int n)
+{
+	expo_family(e, name, METRIC_COUNTER, help);
+	for (int i = 0; i < n; i++) {
+		struct labels l = { 0 };
+
+		labels_add(&l, "kind", kinds[i]);
+		expo_u64(e, &l, v[i]);
+	}
+}
+
+static void gauge_u64(struct expo *e, const char *name, const char *help, uint64_t v)
+{
+	expo_family(e, name, METRIC_GAUGE, help);
+	expo_u64(e, NULL, v);
+}
+
 /* The scanner's own metrics. */
 static void render_scan_metrics(struct expo *e)
 {
@@ -549,24 +568,17 @@ static void render_scan_metrics(struct expo *e)
 	seconds = scan_seconds;
 	up = scan_ok;
 	pthread_mutex_unlock(&mu);
-	expo_family(e, "netstack_pods_resolver_up", METRIC_GAUGE,
-		    "1 when the last walk of the node's processes (a BPF task iterator) succeeded.");
-	expo_u64(e, NULL, up);
-	expo_family(e, "netstack_pods_scan_errors_total", METRIC_COUNTER,
-		    "Walks of the node's processes that failed (walk), stopped short (incomplete) "
-		    "or had no room for every (netns, cgroup) pair (map_full).");
-	for (int i = 0; i < NR_SE; i++) {
-		struct labels l = { 0 };
-
-		labels_add(&l, "kind", scan_error_kinds[i]);
-		expo_u64(e, &l, errs[i]);
-	}
-	expo_family(e, "netstack_pods_scan_processes", METRIC_GAUGE,
-		    "Processes the last walk visited.");
-	expo_u64(e, NULL, processes);
+	gauge_u64(e, "netstack_pods_resolver_up",
+		  "1 when the last walk of the node's processes (BPF task iterator) succeeded.",
+		  up);
+	gauge_u64(e, "netstack_pods_scan_processes", "Processes the last walk visited.", processes);
 	expo_family(e, "netstack_pods_scan_duration_seconds", METRIC_GAUGE,
 		    "How long the last walk of the node's processes took.");
 	expo_double(e, NULL, seconds);
+	render_kinds(e, "netstack_pods_scan_errors_total",
+		     "Walks of the node's processes that failed (walk), stopped short (incomplete) "
+		     "or had no room for every (netns, cgroup) pair (map_full).",
+		     scan_error_kinds, errs, NR_SE);
 }
 
 /* Sleep up to seconds, or until woken (stop, or news from the API). */

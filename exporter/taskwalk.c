@@ -54,9 +54,7 @@ void tasks_close(struct tasks *t)
 }
 
 /* Everything the walk put in the map, to fn if set; the map is empty after. */
-static void drain(struct tasks *t, void (*fn)(const struct tasks_key *, const struct tasks_val *,
-					      void *),
-		  void *arg)
+static void drain(struct tasks *t, tasks_fn *fn, void *arg)
 {
 	uint32_t cursor, count;
 	bool first = true;
@@ -76,9 +74,7 @@ static void drain(struct tasks *t, void (*fn)(const struct tasks_key *, const st
 			fn(&t->keys[0], &t->vals[0], arg);
 }
 
-int tasks_walk(struct tasks *t, void (*fn)(const struct tasks_key *, const struct tasks_val *,
-					   void *),
-	       void *arg, struct tasks_summary *sum)
+int tasks_walk(struct tasks *t, tasks_fn *fn, void *arg, struct tasks_summary *sum)
 {
 	int fd = bpf_iter_create(bpf_link__fd(t->skel->links.walk_tasks)), err;
 	ssize_t n;

@@ -13,17 +13,17 @@
 #include "tasks.h"
 
 struct tasks;
+/* What a walk reports: one (netns, cgroup) pair. */
+typedef void tasks_fn(const struct tasks_key *k, const struct tasks_val *v, void *arg);
 
 /* Load and attach the iterator; NULL with errno set (the reason logged once by the caller). */
 struct tasks *tasks_open(void);
 void tasks_close(struct tasks *t);
 
 /*
- * One walk of every process on the node: fn is called once per (netns, cgroup) pair, then *sum
- * holds the walk's summary. 0, or -errno when the walk could not run (fn not called).
+ * One walk of every process on the node: *sum holds the walk's summary, then fn is called once
+ * per (netns, cgroup) pair. 0, or -errno when the walk could not run (fn not called).
  */
-int tasks_walk(struct tasks *t, void (*fn)(const struct tasks_key *, const struct tasks_val *,
-					   void *),
-	       void *arg, struct tasks_summary *sum);
+int tasks_walk(struct tasks *t, tasks_fn *fn, void *arg, struct tasks_summary *sum);
 
 #endif
