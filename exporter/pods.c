@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Pod attribution, the resolver side: one thread has the kernel walk the node's processes for
- * network namespaces and their kubepods cgroups (exporter/taskwalk.c), another follows the node's pods in the Kubernetes API (list, then watch
- * from the list's resourceVersion) or polls the kubelet. The scanner publishes an immutable
- * snapshot that scrapes take a reference to: a scrape never waits on the API server.
+ * network namespaces and their kubepods cgroups (exporter/taskwalk.c), another follows the
+ * node's pods in the Kubernetes API (list, then watch from the list's resourceVersion) or polls
+ * the kubelet. The scanner publishes an immutable snapshot that scrapes take a reference to: a
+ * scrape never waits on the API server.
  */
 #include <errno.h>
 #include <pthread.h>
