@@ -10,12 +10,7 @@
 #include "log.h"
 #include "pin.h"
 
-/*
- * Give back the pages of a loaded skeleton's BPF object embedded in the binary (up to 250 kB
- * each): libbpf reads them once to load, again only at the next load. They are clean file
- * pages, so a later read simply faults them in again.
- */
-static void skeleton_release(const struct bpf_object_skeleton *s)
+void skeleton_release(const struct bpf_object_skeleton *s)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t start = ((uintptr_t)s->data + page - 1) & ~(page - 1);

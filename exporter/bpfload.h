@@ -14,6 +14,12 @@
 #include "events.h"
 
 /*
+ * Give back the pages of a loaded skeleton's BPF object embedded in the binary (up to 250 kB
+ * each): libbpf reads them once to load, again only at the next load. They are clean file
+ * pages, so a later read simply faults them in again.
+ */
+void skeleton_release(const struct bpf_object_skeleton *s);
+/*
  * Reuse or replace the collector's pins ([bpf] pin_path), load, and give back the pages of the
  * object embedded in the binary. 0 or -errno; logged unless quiet (the caller tries another
  * way), with perm_hint (or NULL) appended to an EPERM or EACCES that RLIMIT_MEMLOCK does not

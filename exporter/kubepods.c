@@ -135,39 +135,3 @@ int kubepods_parse(const char *path, struct kube_ids *out)
 	}
 	return found ? 0 : -1;
 }
-
-int kubepods_parse_file(const char *content, struct kube_ids *out)
-{
-	char line[512];
-	const char *p = content;
-	int v1 = -1;
-	struct kube_ids v1_ids;
-
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *path;
-
-		if (n < sizeof(line)) {
-			memcpy(line, p, n);
-			line[n] = '\0';
-			/* "hierarchy-id:controllers:path"; the path may itself contain ':'. */
-			path = strchr(line, ':');
-			path = path ? strchr(path + 1, ':') : NULL;
-			if (path) {
-				if (!strncmp(line, "0::", 3)) {
-					if (!kubepods_parse(path + 1, out))
-						return 0;
-				} else if (v1 && !kubepods_parse(path + 1, &v1_ids)) {
-					v1 = 0;
-				}
-			}
-		}
-		p += n + (nl ? 1 : 0);
-	}
-	if (!v1)
-		*out = v1_ids;
-	else
-		memset(out, 0, sizeof(*out));
-	return v1;
-}

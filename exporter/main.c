@@ -156,7 +156,7 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  * sampling settings changed; keys only a restart applies are logged by name.
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
-		   bool ptrace_kept, struct kernel *k, struct collector *run)
+		   struct kernel *k, struct collector *run)
 {
 	struct web *web = NULL;
 	struct config next;
@@ -212,10 +212,6 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
 	if (pods_reconfigure(&next.pods))
 		log_error("reload: pods: cannot start the resolver; no pod labels");
-	if (!ptrace_kept && pods_runtime_caps())
-		log_warn("reload: pod labels turned on after start-up run without CAP_SYS_PTRACE "
-			 "(dropped at start): namespaces of other users' processes stay unresolved "
-			 "until a restart");
 	kernel_btf_release(k); /* parsed again by a collector that started */
 	*cfg = next;	       /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
@@ -238,7 +234,7 @@ static int flag_error(const char *fmt, const char *arg)
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL, *listen = NULL, *level = NULL, *node = NULL;
-	bool check = false, strict = false, unpin = false, ptrace_kept;
+	bool check = false, strict = false, unpin = false;
 	/* The collectors as they run, in registry order, then an end mark (ops NULL). */
 	struct collector run[MAX_COLLECTORS + 1] = { 0 };
 	struct overrides over;
@@ -385,13 +381,12 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
-	ptrace_kept = !cfg.drop_caps || pods_runtime_caps();
 	/*
 	 * Capabilities, the bounding set and no_new_privs are per thread: drop them before any
 	 * thread that lasts starts (consumer, HTTP, pod resolver, and those they or a reload
 	 * start), so every thread inherits the dropped state.
 	 */
-	if (cfg.drop_caps && privs_drop(privs_runtime_caps() | pods_runtime_caps(), cfg.user)) {
+	if (cfg.drop_caps && privs_drop(privs_runtime_caps(), cfg.user)) {
 		exit_code = 1;
 		goto out;
 	}
@@ -413,7 +408,7 @@ int main(int argc, char **argv)
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
 		if (config_path)
-			reload(config_path, &text, &cfg, &over, ptrace_kept, &kernel, run);
+			reload(config_path, &text, &cfg, &over, &kernel, run);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}

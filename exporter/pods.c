@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Pod attribution, the resolver side: one thread scans /proc for network namespaces and their
- * kubepods cgroups, another follows the node's pods in the Kubernetes API (list, then watch
- * from the list's resourceVersion) or polls the kubelet. The scanner publishes an immutable
- * snapshot that scrapes take a reference to: a scrape never waits on the API server.
+ * Pod attribution, the resolver side: one thread has the kernel walk the node's processes for
+ * network namespaces and their kubepods cgroups (exporter/taskwalk.c), another follows the
+ * node's pods in the Kubernetes API (list, then watch from the list's resourceVersion) or polls
+ * the kubelet. The scanner publishes an immutable snapshot that scrapes take a reference to: a
+ * scrape never waits on the API server.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <linux/capability.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +17,11 @@
 
 #include "collector.h"
 #include "config.h"
+#include "kernel.h"
 #include "kubeapi.h"
 #include "log.h"
 #include "pods.h"
+#include "taskwalk.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -281,12 +282,12 @@ bool pods_kubernetes(void)
 	return kube;
 }
 
-/* ---- the /proc scanner ---- */
+/* ---- the scanner: the node's processes, from the kernel ---- */
 
 /* What the resolver remembers of a namespace, across scans. */
 struct nsent {
 	uint32_t netns;
-	bool host, seen;
+	bool seen;
 	double gone; /* monotonic seconds it was last seen or its pod deleted; 0: alive */
 	char ns[64], pod[254], container[64], process[3 * 16 + 1]; /* valid UTF-8 */
 };
@@ -296,23 +297,26 @@ static size_t n_nss, cap_nss;
 /* One namespace during a scan. */
 struct scanned {
 	uint32_t netns;
-	int pid; /* representative: the first (lowest) process found */
+	uint32_t pid; /* representative: the lowest (global) process ID, the longest-lived */
+	char comm[TASKS_COMM_LEN + 1];
 	struct kube_ids ids;
 	bool have_pod, matched; /* matched: container found among the API's */
 };
 
-static int read_small(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
+struct scan {
+	struct scanned *v;
+	size_t n, cap;
+	const struct tasks_summary *sum;
+};
 
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return 0;
-}
+/* The kernel's walk (NULL: it did not load) and what the last scans did, under mu. */
+static struct tasks *walker;
+static const char *const scan_error_kinds[] = { "walk", "incomplete", "map_full" };
+enum { SE_WALK, SE_INCOMPLETE, SE_MAP_FULL, NR_SE };
+static uint64_t scan_errors[NR_SE];
+static bool scan_logged[NR_SE], scan_ok;
+static uint32_t scan_processes;
+static double scan_seconds;
 
 static const struct pod *pod_by_uid(const char *uid)
 {
@@ -392,86 +396,97 @@ static void publish(double now)
 	pods_snapshot_put(old);
 }
 
-static void scan(void)
+/* One (netns, cgroup) pair of the kernel's walk, into its namespace's entry. */
+static void scan_pair(const struct tasks_key *k, const struct tasks_val *val, void *arg)
 {
-	struct scanned *v = NULL;
-	size_t n = 0, cap = 0;
-	struct stat st;
-	uint32_t host = 0;
-	struct dirent *de;
-	double now = mono();
-	DIR *d;
+	struct scan *sc = arg;
+	struct scanned *s = NULL;
+	struct kube_ids ids;
 
-	/* The host's: init's with hostPID, else (or when hidden from us) our own. */
-	if (!stat("/proc/1/ns/net", &st) || !stat("/proc/self/ns/net", &st))
-		host = st.st_ino;
-	d = opendir("/proc");
-	while (d && (de = readdir(d))) {
-		char path[64], buf[4096];
-		int pid = atoi(de->d_name);
-		struct scanned *s = NULL;
+	for (size_t i = 0; i < sc->n && !s; i++)
+		if (sc->v[i].netns == k->netns)
+			s = &sc->v[i];
+	if (!s) {
+		if (sc->n == sc->cap) {
+			size_t c = sc->cap ? sc->cap * 2 : 64;
+			struct scanned *nv = realloc(sc->v, c * sizeof(*nv));
 
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-		if (stat(path, &st))
-			continue; /* gone, a kernel thread, or not ours to see */
-		for (size_t i = 0; i < n && !s; i++)
-			if (v[i].netns == (uint32_t)st.st_ino)
-				s = &v[i];
-		if (!s) {
-			if (n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct scanned *nv = realloc(v, c * sizeof(*nv));
-
-				if (!nv)
-					break;
-				v = nv;
-				cap = c;
-			}
-			s = &v[n++];
-			memset(s, 0, sizeof(*s));
-			s->netns = st.st_ino;
-			s->pid = pid;
+			if (!nv)
+				return;
+			sc->v = nv;
+			sc->cap = c;
 		}
-		if (pid < s->pid)
-			s->pid = pid; /* the lowest: the longest-lived, usually */
-		if (s->netns == host || s->matched)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-		if (read_small(path, buf, sizeof(buf)))
-			continue;
-		/* Pods share one netns; prefer a container the API names over the pause one. */
-		{
-			struct kube_ids ids;
-
-			if (kubepods_parse_file(buf, &ids))
-				continue;
-			pthread_mutex_lock(&mu);
-			s->matched = container_name(pod_by_uid(ids.pod_uid), ids.container_id);
-			pthread_mutex_unlock(&mu);
-			if (!s->have_pod || s->matched ||
-			    (!s->ids.container_id[0] && ids.container_id[0]))
-				s->ids = ids;
-			s->have_pod = true;
-		}
+		s = &sc->v[sc->n++];
+		memset(s, 0, sizeof(*s));
+		s->netns = k->netns;
+		s->pid = UINT32_MAX;
 	}
-	if (d)
-		closedir(d);
+	if (val->tgid < s->pid) {
+		s->pid = val->tgid;
+		memcpy(s->comm, val->comm, TASKS_COMM_LEN);
+	}
+	if (s->netns == sc->sum->host_netns || s->matched || kubepods_parse(val->path, &ids))
+		return;
+	/* Pods share one netns; prefer a container the API names over the pause one. */
+	pthread_mutex_lock(&mu);
+	s->matched = container_name(pod_by_uid(ids.pod_uid), ids.container_id);
+	pthread_mutex_unlock(&mu);
+	if (!s->have_pod || s->matched || (!s->ids.container_id[0] && ids.container_id[0]))
+		s->ids = ids;
+	s->have_pod = true;
+}
 
+/* The namespaces of the walk into nss: 0, or -1 when the walk failed (nss left as it was). */
+static int apply_scan(double now)
+{
+	struct tasks_summary sum = { 0 };
+	struct scan sc = { .sum = &sum };
+	int err = walker ? tasks_walk(walker, scan_pair, &sc, &sum) : -ENOENT;
+
+	pthread_mutex_lock(&mu);
+	scan_seconds = mono() - now;
+	scan_processes = sum.processes;
+	scan_ok = !err && sum.complete;
+	pthread_mutex_unlock(&mu);
+	if (!walker)
+		return -1; /* logged when it did not load */
+	if (err || !sum.complete || sum.dropped) {
+		int kind = err ? SE_WALK : !sum.complete ? SE_INCOMPLETE : SE_MAP_FULL;
+
+		pthread_mutex_lock(&mu);
+		scan_errors[kind]++;
+		pthread_mutex_unlock(&mu);
+		if (err)
+			log_once(scan_logged[kind], LOG_WARN,
+				 "pods: reading the kernel's process walk failed: %s; namespaces "
+				 "keep what the last scan found",
+				 strerror(-err));
+		else if (!sum.complete)
+			log_once(scan_logged[kind], LOG_WARN,
+				 "pods: the kernel's process walk stopped after %u processes; "
+				 "namespaces keep what the last scan found",
+				 sum.processes);
+		else
+			log_once(scan_logged[kind], LOG_WARN,
+				 "pods: %u (netns, cgroup) pairs did not fit the walk's map (%d); "
+				 "their namespaces may be unresolved",
+				 sum.dropped, TASKS_MAX);
+	}
+	if (err || !sum.complete) {
+		free(sc.v);
+		return -1;
+	}
 	pthread_mutex_lock(&mu);
 	for (size_t i = 0; i < n_nss; i++)
 		nss[i].seen = false;
-	for (size_t i = 0; i < n; i++) {
-		struct nsent *e = nsent_get(v[i].netns);
-		const struct pod *p = v[i].have_pod ? pod_by_uid(v[i].ids.pod_uid) : NULL;
-		const char *cname = container_name(p, v[i].ids.container_id);
-		char path[64], comm[17];
+	for (size_t i = 0; i < sc.n; i++) {
+		struct nsent *e = nsent_get(sc.v[i].netns);
+		const struct pod *p = sc.v[i].have_pod ? pod_by_uid(sc.v[i].ids.pod_uid) : NULL;
+		const char *cname = container_name(p, sc.v[i].ids.container_id);
 
 		if (!e)
 			break;
 		e->seen = true;
-		e->host = v[i].netns == host;
 		/*
 		 * Label values made valid UTF-8 (cut between characters) here, so that names that
 		 * differ only in invalid bytes are one series: any process can set its comm.
@@ -483,12 +498,8 @@ static void scan(void)
 			utf8_copy(e->container, sizeof(e->container), cname);
 		else
 			snprintf(e->container, sizeof(e->container), "%.*s", kube ? 0 : 12,
-				 v[i].ids.container_id);
-		snprintf(path, sizeof(path), "/proc/%d/comm", v[i].pid);
-		if (read_small(path, comm, sizeof(comm)))
-			comm[0] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
-		utf8_copy(e->process, sizeof(e->process), comm);
+				 sc.v[i].ids.container_id);
+		utf8_copy(e->process, sizeof(e->process), sc.v[i].comm);
 		e->gone = p && p->deleted ? (e->gone ? e->gone : p->deleted) : 0;
 	}
 	/* Namespaces no process holds any more: gone now; forgotten twice the grace later. */
@@ -501,7 +512,18 @@ static void scan(void)
 		}
 		i++;
 	}
+	pthread_mutex_unlock(&mu);
+	free(sc.v);
+	return 0;
+}
+
+static void scan(void)
+{
+	double now = mono();
+	bool ok = !apply_scan(now);
+
 	/* Deleted pods: kept while a namespace may still name them. */
+	pthread_mutex_lock(&mu);
 	for (size_t i = 0; i < n_pods;) {
 		if (pods[i].deleted && now - pods[i].deleted > 2.0 * run.grace + run.refresh) {
 			pods[i] = pods[--n_pods];
@@ -510,8 +532,54 @@ static void scan(void)
 		i++;
 	}
 	pthread_mutex_unlock(&mu);
-	free(v);
-	publish(now);
+	if (ok)
+		publish(now);
+}
+
+/* A counter family with one series per kind. */
+static void render_kinds(struct expo *e, const char *name, const char *help,
+			 const char *const *kinds, const uint64_t *v, int n)
+{
+	expo_family(e, name, METRIC_COUNTER, help);
+	for (int i = 0; i < n; i++) {
+		struct labels l = { 0 };
+
+		labels_add(&l, "kind", kinds[i]);
+		expo_u64(e, &l, v[i]);
+	}
+}
+
+static void gauge_u64(struct expo *e, const char *name, const char *help, uint64_t v)
+{
+	expo_family(e, name, METRIC_GAUGE, help);
+	expo_u64(e, NULL, v);
+}
+
+/* The scanner's own metrics. */
+static void render_scan_metrics(struct expo *e)
+{
+	uint64_t errs[NR_SE];
+	uint32_t processes;
+	double seconds;
+	bool up;
+
+	pthread_mutex_lock(&mu);
+	memcpy(errs, scan_errors, sizeof(errs));
+	processes = scan_processes;
+	seconds = scan_seconds;
+	up = scan_ok;
+	pthread_mutex_unlock(&mu);
+	gauge_u64(e, "netstack_pods_resolver_up",
+		  "1 when the last walk of the node's processes (BPF task iterator) succeeded.",
+		  up);
+	gauge_u64(e, "netstack_pods_scan_processes", "Processes the last walk visited.", processes);
+	expo_family(e, "netstack_pods_scan_duration_seconds", METRIC_GAUGE,
+		    "How long the last walk of the node's processes took.");
+	expo_double(e, NULL, seconds);
+	render_kinds(e, "netstack_pods_scan_errors_total",
+		     "Walks of the node's processes that failed (walk), stopped short (incomplete) "
+		     "or had no room for every (netns, cgroup) pair (map_full).",
+		     scan_error_kinds, errs, NR_SE);
 }
 
 /* Sleep up to seconds, or until woken (stop, or news from the API). */
@@ -684,11 +752,6 @@ void pods_configure(const struct pods_config *c)
 	cfg = conf;
 }
 
-uint64_t pods_runtime_caps(void)
-{
-	return wanted(&conf) ? 1ull << CAP_SYS_PTRACE : 0;
-}
-
 /* A filter per collector asking for pod labels; 0 or -1. */
 static int make_filters(void)
 {
@@ -723,6 +786,13 @@ int pods_start(void)
 	run = cfg;
 	if (make_filters() || (kube && kube_global_init()))
 		return -1;
+	walker = tasks_open();
+	if (!walker)
+		log_error("pods: cannot load the kernel-side process walk (bpf/tasks.bpf.c, an "
+			  "iter/task program with bpf_loop: Linux 5.17 or later%s): %s; network "
+			  "namespaces stay unresolved, pod labels empty "
+			  "(netstack_pods_resolver_up 0)",
+			  kernel_at_least(5, 17) ? "" : ", this kernel is older", strerror(errno));
 	stopping = false;
 	if (pthread_create(&scan_thread, NULL, scanner, NULL))
 		return -1;
@@ -758,6 +828,8 @@ void pods_stop(void)
 {
 	if (!active) {
 		free_filters(); /* a start that failed half-way */
+		tasks_close(walker);
+		walker = NULL;
 		return;
 	}
 	pthread_mutex_lock(&mu);
@@ -772,6 +844,9 @@ void pods_stop(void)
 	client = NULL;
 	pods_snapshot_put(current);
 	current = NULL;
+	tasks_close(walker);
+	walker = NULL;
+	scan_ok = false;
 	free(nss);
 	free(pods);
 	nss = NULL;
@@ -851,6 +926,7 @@ void pods_render_metrics(struct expo *e)
 		known += !pods[i].deleted;
 	pthread_mutex_unlock(&mu);
 	podfold_render_metrics(e);
+	render_scan_metrics(e);
 	if (!client)
 		return;
 	kube_stats_render(&kstats, run.source == SRC_KUBERNETES, e);

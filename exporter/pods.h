@@ -28,9 +28,6 @@ struct kube_ids {
  */
 int kubepods_parse(const char *path, struct kube_ids *out);
 
-/* The pod UID of /proc/PID/cgroup's content (v2 line first, then any v1 line); 0 or -1. */
-int kubepods_parse_file(const char *content, struct kube_ids *out);
-
 /* Attribution labels a collector may ask for in its pod_labels key. */
 enum {
 	POD_LABEL_NAMESPACE = 1 << 0,
@@ -68,7 +65,7 @@ int pods_config_check(const struct pods_config *c, const char *path, char *err, 
 /* The collector's pod_labels mask in c (0: off). */
 unsigned pods_labels_of(const struct pods_config *c, const char *collector);
 
-/* The configuration to start with (copied), before pods_runtime_caps and pods_start. */
+/* The configuration to start with (copied), before pods_start. */
 void pods_configure(const struct pods_config *c);
 /*
  * A reload (holding the scrape lock): max_series and unchanged settings apply in place, other
@@ -76,8 +73,6 @@ void pods_configure(const struct pods_config *c);
  */
 int pods_reconfigure(const struct pods_config *c);
 
-/* Capabilities the resolver needs kept (CAP_SYS_PTRACE: other users' /proc/PID/ns/net). */
-uint64_t pods_runtime_caps(void);
 /* Start the resolver thread when some collector asked for pod labels; 0 or -1. */
 int pods_start(void);
 void pods_stop(void);

@@ -167,6 +167,13 @@ veth_pair() {
 	ip -n "$2" link set "vb$$" up
 }
 
+# yaml2json < YAML: every document of a YAML stream, as one JSON array (needs YAML::XS).
+yaml2json() {
+	perl -MYAML::XS -MJSON::PP -e '$YAML::XS::Boolean = "JSON::PP"; local $/;
+		my @d = grep { defined } YAML::XS::Load(<STDIN>);
+		print JSON::PP->new->canonical->encode(\@d), "\n"'
+}
+
 # stop_exporter: stop the running exporter now (its BPF programs detach) and neutralise its
 # exit cleanup, whose PID could otherwise belong to someone else by then.
 stop_exporter() {

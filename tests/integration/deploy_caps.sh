@@ -24,11 +24,6 @@ CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || skip_all "needs a cgroup2 mount"
 
 K=deploy/kubernetes
-yaml2json() {
-	perl -MYAML::XS -MJSON::PP -e '$YAML::XS::Boolean = "JSON::PP"; local $/;
-		my @d = grep { defined } YAML::XS::Load(<STDIN>);
-		print JSON::PP->new->canonical->encode(\@d), "\n"'
-}
 if command -v kubectl >/dev/null && kubectl kustomize "$K" >"$TMP/base.yaml" 2>/dev/null; then
 	:
 else

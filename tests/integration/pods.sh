@@ -15,6 +15,9 @@
 #   5. RTT and retransmits: pod B's TCP traffic (with losses) carries its namespace/pod labels.
 #   6. SIGHUP: rejected or accepted, pod B's series keep their labels; [sampling] applies (events
 #      start and stop); keys only a restart applies are named in the log.
+#   7. The pod-labels overlay's privileges, rendered by kustomize: the exporter with exactly its
+#      capabilities, as uid 65534, in a PID namespace of its own (no hostPID), names both pods'
+#      namespace, pod, container and process: the kernel walks the processes, not /proc.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
@@ -53,7 +56,9 @@ pod_netns() {
 	EOF
 	[ -n "$2" ] || return 0
 	mkdir -p "$2" && on_exit "rmdir -p --ignore-fail-on-non-empty $2"
-	ip netns exec "$1" sleep 1000 &
+	# Its command name (the process label) is the namespace's: sleep, through a link.
+	ln -sf "$(command -v sleep)" "$TMP/$1"
+	ip netns exec "$1" "$TMP/$1" 1000 &
 	local pid=$!
 	on_exit "kill $pid"
 	echo "$pid" >"$2/cgroup.procs"
@@ -366,4 +371,71 @@ ge "pod_labels namespace,pod: pod B's series carry just those" \
 check_eq "... no series with container or netns any more" 0 "$(grep -c "^$M[{].*\(container\|netns\)=" "$TMP/r2")"
 promtool_ok "... and the exposition parses" "$TMP/r2"
 check "exporter still running after the reloads" kill -0 "$EXPORTER_PID"
+stop_exporter
+
+# -- 7. the pod-labels overlay's privileges ------------------------------------------------------
+overlay_pod() {
+	local ovl caps exp ds
+	for tool in kubectl jq unshare setpriv capsh; do
+		command -v "$tool" >/dev/null || {
+			echo "!!!!! overlay: needs $tool !!!!!" >&2
+			ok "overlay privileges # SKIP needs $tool"
+			return
+		}
+	done
+	# What uid 65534 reads (the token, CA and configuration), where it can ($TMP is 0700).
+	ovl=$(mktemp -d /tmp/netstack-overlay.XXXXXX) && chmod 755 "$ovl" && on_exit "rm -r $ovl"
+	ds=$(kubectl kustomize deploy/kubernetes/overlays/pod-labels | yaml2json |
+		jq -c '.[] | select(.kind == "DaemonSet") | .spec.template.spec')
+	check_eq "overlay: no hostPID" false "$(jq '.hostPID // false' <<<"$ds")"
+	caps=$(jq -r '.containers[0].securityContext.capabilities.add | map("+" + ascii_downcase) |
+		join(",")' <<<"$ds")
+	check_eq "overlay: adds capabilities ($caps), drops" '["ALL"]' \
+		"$(jq -c '.containers[0].securityContext.capabilities.drop' <<<"$ds")"
+	install -m 644 "$TMP/token" "$TMP/cert.pem" "$ovl/"
+	sed -e "s|$TMP/|$ovl/|" -e 's/^pod_labels = .*/pod_labels = namespace,pod,container,process,netns/' \
+		"$(config overlay "$API_URL")" >"$ovl/overlay.ini"
+	chmod 644 "$ovl/overlay.ini"
+	printf '#!/bin/sh\nexec unshare --pid --kill-child --mount-proc setpriv --reuid=65534 \\\n' \
+		>"$ovl/run"
+	printf '\t--regid=65534 --clear-groups --inh-caps=-all,%s --ambient-caps=-all,%s \\\n' \
+		"$caps" "$caps" >>"$ovl/run"
+	printf '\t--bounding-set=-all,%s --no-new-privs %s "$@"\n' "$caps" "$(realpath "$EXPORTER")" \
+		>>"$ovl/run"
+	chmod +x "$ovl/run"
+	EXPORTER=$ovl/run start_exporter --config "$ovl/overlay.ini" || {
+		not_ok "overlay: the exporter starts with the overlay's privileges"
+		return
+	}
+	# unshare forked it: the exporter is its only child, init of the new PID namespace. unshare
+	# blocks SIGTERM while it waits: the exporter is the one to stop.
+	exp=$(cat "/proc/$EXPORTER_PID/task/$EXPORTER_PID/children")
+	exp=${exp% }
+	on_exit "kill $exp"
+	check_eq "overlay: runs as uid 65534" 65534 "$(awk '$1 == "Uid:" { print $2 }' "/proc/$exp/status")"
+	check_eq "overlay: holds exactly the overlay's capabilities" \
+		"$(tr , '\n' <<<"${caps//+/cap_}" | sort | paste -sd,)" \
+		"$(capsh --decode="$(awk '$1 == "CapEff:" { print $2 }' "/proc/$exp/status")" |
+			sed 's/.*=//' | tr , '\n' | sort | paste -sd,)"
+	check "overlay: in a PID namespace of its own" \
+		test "$(readlink "/proc/$exp/ns/pid")" != "$(readlink /proc/self/ns/pid)"
+	check "overlay: pods known" wait_for '^netstack_pods_known$' 2
+	check "overlay: the kernel's process walk works" wait_for '^netstack_pods_resolver_up$' 1
+	sleep 1.5 # a scan after the pod list
+	scrape "$TMP/o0"
+	flood "$NSA" 20
+	flood "$NSB" 30
+	sleep 0.5
+	scrape "$TMP/o1"
+	check_eq "overlay: pod A's drops carry its namespace, pod, container and process" 20 \
+		"$(delta "$TMP/o0" "$TMP/o1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\",process=\"$NSA\"[}]")"
+	check_eq "overlay: pod B's drops carry its namespace, pod, container and process" 30 \
+		"$(delta "$TMP/o0" "$TMP/o1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\",process=\"$NSB\"[}]")"
+	check_eq "overlay: no walk failed" 0 "$(fsum "$TMP/o1" '^netstack_pods_scan_errors_total')"
+	kill "$exp"
+	wait "$EXPORTER_PID"
+}
+: >"$TMP/events.jsonl"
+start_api ok || exit 1
+overlay_pod
 finish

@@ -91,8 +91,8 @@ else
 	not_ok "exporter starts as root with sampling"
 fi
 
-# Pod attribution from a (fake) API server adds the resolver's threads (scan, watch) and
-# keeps CAP_SYS_PTRACE (other users' /proc/PID/ns/net) with the four, in every thread.
+# Pod attribution from a (fake) API server adds the resolver's threads (scan, watch) and no
+# capability: the kernel walks the processes (a BPF iterator), no /proc/PID/ns/net to read.
 APISERVER=$BUILD/tests/fake_apiserver
 if [ -x "$APISERVER" ] && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
@@ -112,13 +112,14 @@ if [ -x "$APISERVER" ] && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -sub
 		'[pods]' 'source = kubernetes' "api_url = https://127.0.0.1:$api_port" \
 		"token_file = $TMP/token" "ca_file = $TMP/cert.pem" 'node_name = node' \
 		'refresh_seconds = 1' >"$TMP/threads.ini"
-	ptrace=000000c400081000 # the four and CAP_SYS_PTRACE(19)
 	if start_exporter --config "$TMP/threads.ini"; then
 		check "pods: resolver started" grep -q 'pods: resolving' "$EXPORTER_LOG"
-		every_thread "as root, sampling and pods" "$ptrace" 5
+		every_thread "as root, sampling and pods" "$want" 5
+		check_eq "pods: the process walk works with them" 1 \
+			"$(scrape_sum '^netstack_pods_resolver_up$')"
 		sed -i 's/^max_series = .*/max_series = 2048/' "$TMP/threads.ini"
 		check "pods: reload applied" reload_applied
-		every_thread "as root, sampling and pods, after SIGHUP" "$ptrace" 5
+		every_thread "as root, sampling and pods, after SIGHUP" "$want" 5
 		kill "$EXPORTER_PID"
 	else
 		not_ok "exporter starts as root with sampling and pods"

@@ -8,7 +8,9 @@
 #   - drops: NO_SOCKET equals the namespace's Udp NoPorts, NETFILTER_DROP equals an nftables
 #     rule's counter, the reason count and numbers are this kernel's (BTF, tracefs);
 #   - retrans: retransmitted segments equal the namespaces' TcpRetransSegs under nftables loss;
-#   - rtt: the histogram gets samples from that transfer.
+#   - rtt: the histogram gets samples from that transfer;
+#   - the netns label of each collector, and the container and process labels the pod
+#     resolver's process walk (BPF task iterator) gives a process of A in a kubepods cgroup.
 # Results go to /tmp/results/log (a 9p directory the host reads); then the guest powers off.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C
@@ -113,6 +115,13 @@ table inet kt {
 EOF
 ip netns exec S "$TCPBULK" sink 10.99.0.2 5201 >/tmp/sink.log 2>&1 &
 nft_packets() { ip netns exec A nft list chain inet kt in | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'; }
+# A process of A, named kt-pod (sleep through a link), in a cgroup shaped like kubelet's: what
+# the process walk should find (with no pod source: the short container ID and the name).
+POD_CID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+POD_CG=/sys/fs/cgroup/kubepods/burstable/pod01234567-89ab-cdef-0123-456789abcdef/$POD_CID
+ln -s "$(command -v sleep)" /tmp/kt-pod && mkdir -p "$POD_CG" || echo "# cannot make the pod cgroup"
+ip netns exec A /tmp/kt-pod 100000 &
+echo $! >"$POD_CG/cgroup.procs"
 
 # The kernel's own names and numbers of the drop reasons: the print format of skb/kfree_skb
 # (__print_symbolic over enum skb_drop_reason; its MAX entry is a bound, not a reason).
@@ -341,6 +350,10 @@ run_profile() {
 sed -e 's/^labels = reason,family,protocol$/labels = reason,family,protocol,netns,function,interface/' \
 	-e 's/^labels = family,kind,state$/labels = family,kind,state,netns/' \
 	-e 's/^labels = family$/labels = family,netns,rtt_kind/' "$WT/conf/netstack_exporter.ini" >/tmp/labels.ini
+# And pod labels on drops (its pod_labels is the file's first), no pod source: the process walk.
+sed -i -e '0,/^pod_labels =$/s//pod_labels = container,process,netns/' \
+	-e 's/^source = auto$/source = none/' -e 's/^refresh_seconds = .*/refresh_seconds = 1/' \
+	/tmp/labels.ini
 inode() { ip netns exec "$1" stat -L -c %i /proc/self/ns/net; }
 labels_phase() {
 	local ia ic is ih np s0 seg rtt c fns fn bad sender n want
@@ -356,6 +369,12 @@ labels_phase() {
 	sender=$!
 	sleep 0.3
 	INI=/tmp/labels.ini start || { not_ok "labels: exporter starts" "$(show_log)"; return; }
+	# The first walk, so that A's series are born with its pod labels.
+	for _ in $(seq 100); do
+		[ "${FEATURE[loop]:-}" != yes ] && break
+		curl -sf -m 5 "$URL/metrics" | grep -q '^netstack_pods_resolver_up 1' && break
+		sleep 0.2
+	done
 	scrape /tmp/n0
 	np=$(snmp A Udp NoPorts)
 	seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs)))
@@ -405,6 +424,19 @@ labels_phase() {
 				not_ok "labels: function is a kernel text symbol" "not in kallsyms:${bad:- (no series)}"
 			fi
 		fi
+		if [ "${FEATURE[loop]:-}" = yes ]; then
+			s0=$(delta /tmp/n0 /tmp/n1 "^netstack_skb_drops_total[{]reason=\"NO_SOCKET\",.*netns=\"$ia\".*container=\"${POD_CID:0:12}\",process=\"kt-pod\"")
+			check_eq "pod labels: the process walk names A's container and process" "$np" "$s0"
+		fi
+	fi
+	if [ "${FEATURE[loop]:-}" = yes ]; then
+		check_eq "pod labels: netstack_pods_resolver_up" 1 "$(fsum /tmp/n1 '^netstack_pods_resolver_up$')" \
+			"$(grep 'pods:' "$LOG")"
+	elif grep -q 'level=error.*pods: cannot load the kernel-side process walk' "$LOG"; then
+		check_eq "pod labels: no bpf_loop, logged; netstack_pods_resolver_up" 0 \
+			"$(fsum /tmp/n1 '^netstack_pods_resolver_up$')"
+	else
+		not_ok "pod labels: no bpf_loop, logged" "$(show_log)"
 	fi
 	if [ "$(expect retrans)" = up ] && [ "${WANT_NETNS[retrans]:-}" != down ]; then
 		s0=$(delta /tmp/n0 /tmp/n1 "^netstack_tcp_retransmitted_segments_total[{].*netns=\"($ic|$is)\"")

@@ -40,14 +40,16 @@ EXPECT_TABLE='
 # argument (6.17+: netstack_tcp_retransmit_failures_total); memlock = BPF maps charged to
 # RLIMIT_MEMLOCK (before 5.11): in the pod profile (64 KiB) a collector may then be down with a
 # log line naming it; args = the RTT callback's arguments (6.10+: rtt_kind="sample" has samples);
-# existing = connections open before start measured (iter/tcp + bpf_setsockopt, 6.12+). The
-# netns, function and interface labels of every collector that runs are checked on every kernel.
+# existing = connections open before start measured (iter/tcp + bpf_setsockopt, 6.12+); loop =
+# bpf_loop (5.17+), which the pod resolver's process walk needs, else it logs why and
+# netstack_pods_resolver_up is 0. The netns, function and interface labels of every collector
+# that runs, and the pod labels the process walk gives them, are checked on every kernel.
 FEATURE_TABLE='
-# kernel  arch   direct  err  memlock  args  existing
-6.1       amd64  no      no   no       no    no
-6.12      amd64  yes     no   no       yes   yes
-5.10      amd64  -       no   yes      no    no
-6.1       arm64  no      no   no       no    no
+# kernel  arch   direct  err  memlock  args  existing  loop
+6.1       amd64  no      no   no       no    no        yes
+6.12      amd64  yes     no   no       yes   yes       yes
+5.10      amd64  -       no   yes      no    no        no
+6.1       arm64  no      no   no       no    no        yes
 '
 # Where each kernel comes from: suite (bookworm = the host's apt sources; bullseye = a private
 # apt configuration under $CACHE/apt) and the package name, newest matching version.
@@ -345,8 +347,8 @@ boot() { # KERNEL-ARCH
 		echo "KERNEL='$kernel' ARCH='$arch' KVER='$ver' KDIR='$kdir' WT='$WT'"
 		echo "EXPECT='$(expect_row "$kernel" "$arch")'"
 		echo "FEATURES='$(awk -v k="$kernel" -v a="$arch" '$1 == k && $2 == a {
-			print "direct=" $3, "err=" $4, "memlock=" $5, "args=" $6, "existing=" $7 }' \
-			<<<"$FEATURE_TABLE")'"
+			print "direct=" $3, "err=" $4, "memlock=" $5, "args=" $6, "existing=" $7,
+				"loop=" $8 }' <<<"$FEATURE_TABLE")'"
 		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV' CI='${CI:-}'"
 		echo "SHIPPED_MEMLOCK='$SHIPPED_MEMLOCK'"
 		if [ "$arch" = arm64 ]; then

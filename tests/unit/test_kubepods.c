@@ -87,40 +87,10 @@ static void not_pods(void)
 	expect("/kubepods/pod" UID "/abc", 0, UID, "");
 }
 
-static void proc_cgroup_file(void)
-{
-	struct kube_ids ids;
-
-	/* cgroup v2 only. */
-	CHECK(!kubepods_parse_file("0::/kubepods/pod" UID "/" CID "\n", &ids));
-	CHECK_STR(ids.pod_uid, UID);
-	CHECK_STR(ids.container_id, CID);
-	/* Hybrid: the v2 line is not in kubepods, a v1 line is. */
-	CHECK(!kubepods_parse_file("12:memory:/kubepods/besteffort/pod" UID "/" CID "\n"
-				   "1:name=systemd:/kubepods/besteffort/pod" UID "/" CID "\n0::/\n",
-				   &ids));
-	CHECK_STR(ids.pod_uid, UID);
-	CHECK_STR(ids.container_id, CID);
-	/* Hybrid with both: v2 wins. */
-	CHECK(!kubepods_parse_file("4:memory:/other\n0::/kubepods/pod" UID "/crio-" CID "\n",
-				   &ids));
-	CHECK_STR(ids.container_id, CID);
-	/* No kubepods anywhere; no trailing newline; empty. */
-	CHECK(kubepods_parse_file("4:memory:/process_api/x\n0::/", &ids) == -1);
-	CHECK_STR(ids.pod_uid, "");
-	CHECK(kubepods_parse_file("", &ids) == -1);
-	/* A path containing ':' (containerd) survives the field split. */
-	CHECK(!kubepods_parse_file("0::/system.slice/containerd.service/kubepods-pod" UID_
-				   ".slice:cri-containerd:" CID,
-				   &ids));
-	CHECK_STR(ids.container_id, CID);
-}
-
 int main(void)
 {
 	RUN(cgroupfs_driver);
 	RUN(systemd_driver);
 	RUN(not_pods);
-	RUN(proc_cgroup_file);
 	CHECK_EXIT();
 }
