@@ -824,14 +824,9 @@ int pods_start(void)
 	return 0;
 }
 
-void pods_stop(void)
+/* Stop the threads and the walk; what they found (pods, namespaces, snapshot, fold) stays. */
+static void threads_stop(void)
 {
-	if (!active) {
-		free_filters(); /* a start that failed half-way */
-		tasks_close(walker);
-		walker = NULL;
-		return;
-	}
 	pthread_mutex_lock(&mu);
 	__atomic_store_n(&stopping, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&wake);
@@ -842,20 +837,36 @@ void pods_stop(void)
 	following = active = false;
 	kube_client_free(client);
 	client = NULL;
-	pods_snapshot_put(current);
-	current = NULL;
 	tasks_close(walker);
 	walker = NULL;
 	scan_ok = false;
+	free_filters();
+	if (kube)
+		kube_global_cleanup();
+}
+
+static void state_free(void)
+{
+	pods_snapshot_put(current);
+	current = NULL;
 	free(nss);
 	free(pods);
 	nss = NULL;
 	pods = NULL;
 	n_nss = cap_nss = n_pods = cap_pods = 0;
 	podfold_free();
-	free_filters();
-	if (kube)
-		kube_global_cleanup();
+}
+
+void pods_stop(void)
+{
+	if (!active) {
+		free_filters(); /* a start that failed half-way */
+		tasks_close(walker);
+		walker = NULL;
+		return;
+	}
+	threads_stop();
+	state_free();
 }
 
 /* Whether the resolver threads would run otherwise with b than with a. */
@@ -897,14 +908,29 @@ int pods_reconfigure(const struct pods_config *c)
 		log_info("pods: pod_labels changed, applied");
 		return make_filters();
 	}
-	pods_stop();
 	if (!wanted(c)) {
+		pods_stop();
 		cfg = conf;
 		if (was)
 			log_info("pods: no collector asks for pod labels any more; resolver "
 				 "stopped");
 		return 0;
 	}
+	if (!was) {
+		pods_stop(); /* a start that failed half-way */
+		return pods_start();
+	}
+	/*
+	 * A restart keeps what the old resolver knew, so that scrapes between the restart and the
+	 * new source's first list still fold under the pods' labels (not under empty ones, which
+	 * would keep those counts for good). The new list marks the pods it does not name deleted:
+	 * generation 0 is one no list has.
+	 */
+	threads_stop();
+	if (masks)
+		podfold_free();
+	for (size_t i = 0; i < n_pods; i++)
+		pods[i].gen = 0;
 	return pods_start();
 }
 

@@ -349,6 +349,18 @@ ge "... the newest of them" "$(head -n 1 "$TMP/ev2" | sed 's/^{"seq":\([0-9]*\),
 n=$(wc -l <"$TMP/ev2")
 labelled "after sampling went off again" 20
 check_eq "drop_sample_rate back to 0: no new events" "$n" "$(curl -sf "$EXPORTER_URL/events?type=drop" | wc -l)"
+# Restarted onto a source that has not answered yet (30 s): what the old one listed still holds.
+OK_URL=$API_URL
+if start_api slow; then
+	sed "s|^api_url = .*|api_url = $API_URL|" "$TMP/reload.base" >"$RCFG"
+	hup
+	check "api_url changed: the resolver restarted with it" \
+		grep -qF "pod source: Kubernetes API $API_URL " "$EXPORTER_LOG"
+	labelled "restarted onto a source that has not listed yet" 15
+else
+	not_ok "a slow fake API server starts"
+fi
+API_URL=$OK_URL
 # Another resolver setting: the resolver restarts with it, labels come back once it listed.
 sed 's/^refresh_seconds = 1$/refresh_seconds = 2/' "$TMP/reload.base" >"$RCFG"
 hup
