@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Drops: where (function+0xoff from kallsyms, loaded once), why (the reason's name from the
- * running kernel, and for the common reasons a one-line explanation and a hint, looked up by
- * name: numbers differ between kernels), on which interface, and the top locations.
+ * Sampled drops: where (function+0xoff from kallsyms, loaded once), why (the reason's name from
+ * the running kernel, and for the common reasons a one-line explanation and a hint, looked up
+ * by name: numbers differ between kernels), on which interface, the top locations, and the
+ * latest event of each drop series as the exemplar of its counter.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "analyzer.h"
+#include "drops.h"
 #include "kernel.h"
 #include "log.h"
+
+#define EXEMPLAR_SERIES 256 /* drop series remembered for exemplars */
 
 static const struct {
 	const char *reason, *explanation, *hint;
@@ -75,6 +82,9 @@ static const struct reason_table *reasons;
 static const struct ksyms *ksyms;
 static ino_t own_netns;
 static struct topk locations;
+/* Read by scrapes, which do not take the store's lock: a lock of its own, taken inside it. */
+static pthread_mutex_t exemplar_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct event_rec exemplars[EXEMPLAR_SERIES];
 
 static int drop_init(struct kernel *k)
 {
@@ -93,6 +103,34 @@ static int drop_init(struct kernel *k)
 	if (!stat("/proc/self/ns/net", &st))
 		own_netns = st.st_ino;
 	return 0;
+}
+
+static bool same_series(const struct event_rec *a, const struct event_rec *b)
+{
+	size_t fa = strcspn(a->function, "+"), fb = strcspn(b->function, "+");
+
+	return a->ev.drop.reason == b->ev.drop.reason && a->ev.flow.family == b->ev.flow.family &&
+	       a->ev.flow.proto == b->ev.flow.proto && a->ev.netns == b->ev.netns &&
+	       !strcmp(a->ifname, b->ifname) && fa == fb && !memcmp(a->function, b->function, fa);
+}
+
+static void remember_exemplar(const struct event_rec *r)
+{
+	struct event_rec *slot = &exemplars[0];
+
+	pthread_mutex_lock(&exemplar_lock);
+	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
+		struct event_rec *x = &exemplars[i];
+
+		if (!x->seq || same_series(x, r)) {
+			slot = x;
+			break;
+		}
+		if (x->seq < slot->seq)
+			slot = x;
+	}
+	*slot = *r;
+	pthread_mutex_unlock(&exemplar_lock);
 }
 
 static void drop_entry(struct event_rec *r)
@@ -131,6 +169,57 @@ static void drop_entry(struct event_rec *r)
 		ifbuf[0] = 0;
 	utf8_copy(r->ifname, sizeof(r->ifname), ifbuf);
 	topk_add(&locations, &key, sizeof(key), r, 1);
+	remember_exemplar(r);
+}
+
+static void tcp_flags(char *buf, unsigned f)
+{
+	static const char *const names[8] = {
+		"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"
+	};
+
+	buf[0] = 0;
+	for (int i = 0; i < 8; i++)
+		if (f & 1u << i) {
+			if (buf[0])
+				strcat(buf, "|");
+			strcat(buf, names[i]);
+		}
+}
+
+
+static void drop_event_json(struct mbuf *m, const struct event_rec *r)
+{
+	char flags[40], buf[32];
+
+	tcp_flags(flags, r->ev.flow.tcp_flags);
+	mbuf_printf(m, ",\"tcp_flags\":\"%s\",\"len\":%u", flags, r->ev.drop.len);
+	json_str(m, "interface", r->ifname);
+	if (r->reason) {
+		json_str(m, "reason", r->reason);
+	} else {
+		snprintf(buf, sizeof(buf), "%u", r->ev.drop.reason);
+		json_str(m, "reason", buf);
+	}
+	json_str(m, "function", r->function);
+	if (r->explanation) {
+		json_str(m, "explanation", r->explanation);
+		json_str(m, "hint", r->hint);
+	}
+}
+
+static void drop_event_html(struct mbuf *m, const struct event_rec *r)
+{
+	if (r->reason)
+		escape_html(m, r->reason);
+	else
+		mbuf_printf(m, "%u", r->ev.drop.reason);
+	mbuf_puts(m, " at ");
+	escape_html(m, r->function);
+	if (r->ifname[0]) {
+		mbuf_puts(m, " on ");
+		escape_html(m, r->ifname);
+	}
 }
 
 static void drop_json(struct mbuf *m, double now)
@@ -190,14 +279,71 @@ static void drop_html(struct mbuf *m, double now)
 static void drop_reset(void)
 {
 	topk_free(&locations);
+	pthread_mutex_lock(&exemplar_lock);
+	memset(exemplars, 0, sizeof(exemplars));
+	pthread_mutex_unlock(&exemplar_lock);
 	reasons = NULL;
 	ksyms = NULL;
 }
 
-const struct analyzer drop_analyzer = {
+bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const char *function,
+			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
+			  size_t len, double *time)
+{
+	static const uint8_t fam[NR_FAMILIES] = { 4, 6, 0, 0 };
+	static const uint8_t prot[NR_PROTOS] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
+						 IPPROTO_ICMPV6, 0 };
+	const struct event_rec *best = NULL;
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+	int n;
+
+	if (family >= NR_FAMILIES || proto >= NR_PROTOS)
+		return false;
+	pthread_mutex_lock(&exemplar_lock);
+	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
+		const struct event_rec *x = &exemplars[i];
+		size_t fl = strcspn(x->function, "+");
+
+		if (!x->seq || x->ev.drop.reason != reason || x->ev.flow.family != fam[family])
+			continue;
+		if (proto == PROTO_OTHER
+			    ? x->ev.flow.proto == IPPROTO_TCP || x->ev.flow.proto == IPPROTO_UDP ||
+				      x->ev.flow.proto == IPPROTO_ICMP ||
+				      x->ev.flow.proto == IPPROTO_ICMPV6
+			    : x->ev.flow.proto != prot[proto])
+			continue;
+		if ((netns && x->ev.netns != netns) || (ifname && strcmp(ifname, x->ifname)) ||
+		    (function && (strlen(function) != fl || memcmp(function, x->function, fl))))
+			continue;
+		if (!best || x->seq > best->seq)
+			best = x;
+	}
+	if (best) {
+		flow_addr(&best->ev.flow, true, s, sizeof(s));
+		flow_addr(&best->ev.flow, false, d, sizeof(d));
+		*time = best->time;
+		n = snprintf(buf, len, "%s%c%s%c%u%c%u", s, 0, d, 0, best->ev.flow.sport, 0,
+			     best->ev.flow.dport);
+		if (n > 0 && (size_t)n < len) {
+			labels_add(l, "saddr", buf);
+			buf += strlen(buf) + 1;
+			labels_add(l, "daddr", buf);
+			buf += strlen(buf) + 1;
+			labels_add(l, "sport", buf);
+			buf += strlen(buf) + 1;
+			labels_add(l, "dport", buf);
+		}
+	}
+	pthread_mutex_unlock(&exemplar_lock);
+	return best != NULL;
+}
+
+const struct event_desc drop_events = {
 	.name = "drop",
 	.init = drop_init,
-	.entry = { [EV_DROP] = drop_entry },
+	.entry = drop_entry,
+	.json = drop_event_json,
+	.html = drop_event_html,
 	.top_json = drop_json,
 	.top_html = drop_html,
 	.reset = drop_reset,

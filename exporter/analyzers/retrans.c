@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Retransmits: the flows with the most sampled retransmissions in the window. */
+/* Sampled retransmits: the flows with the most of them in the window. */
 #include <stdio.h>
 
 #include "analyzer.h"
 #include "kernel.h"
+#include "retrans.h"
 
 static struct topk flows;
 static const struct tcp_states *states; /* owned by main, built before the consumer starts */
@@ -12,6 +13,11 @@ static int retrans_init(struct kernel *k)
 {
 	states = &k->states;
 	return 0;
+}
+
+static bool retrans_valid(const struct event *ev)
+{
+	return ev->retrans.kind < RT_NR_KINDS;
 }
 
 static void retrans_entry(struct event_rec *r)
@@ -24,6 +30,20 @@ static void retrans_entry(struct event_rec *r)
 		 tcp_state_name(states, r->ev.retrans.state, num, sizeof(num)));
 	flow_key(&r->ev, key);
 	topk_add(&flows, key, sizeof(key), r, 1);
+}
+
+static void retrans_event_json(struct mbuf *m, const struct event_rec *r)
+{
+	json_str(m, "state", r->state);
+	mbuf_printf(m, ",\"kind\":\"%s\",\"srtt_us\":%u,\"cwnd\":%u",
+		    r->ev.retrans.kind == RT_KIND_SYNACK ? "synack" : "retransmit",
+		    r->ev.retrans.srtt_us, r->ev.retrans.cwnd);
+}
+
+static void retrans_event_html(struct mbuf *m, const struct event_rec *r)
+{
+	escape_html(m, r->state);
+	mbuf_printf(m, " srtt %u us", r->ev.retrans.srtt_us);
 }
 
 static void retrans_json(struct mbuf *m, double now)
@@ -72,10 +92,13 @@ static void retrans_reset(void)
 	states = NULL;
 }
 
-const struct analyzer retrans_analyzer = {
+const struct event_desc retrans_events = {
 	.name = "retrans",
+	.valid = retrans_valid,
 	.init = retrans_init,
-	.entry = { [EV_RETRANS] = retrans_entry },
+	.entry = retrans_entry,
+	.json = retrans_event_json,
+	.html = retrans_event_html,
 	.top_json = retrans_json,
 	.top_html = retrans_html,
 	.reset = retrans_reset,
