@@ -446,7 +446,7 @@ static void *consume(void *arg)
 	return NULL;
 }
 
-int events_start(struct kernel *k)
+int events_start(const struct kernel *k)
 {
 	int err;
 

@@ -77,7 +77,7 @@ void events_unloaded(enum event_type type);
  * k (reasons, TCP states, symbols) must outlive the thread: events_stop joins it.
  */
 struct kernel;
-int events_start(struct kernel *k);
+int events_start(const struct kernel *k);
 void events_stop(void);
 
 /* netstack_events_*_total, during a scrape. */

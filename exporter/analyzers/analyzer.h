@@ -18,7 +18,7 @@ struct event_desc {
 	const char *name;
 	/* Checks of the type's own fields (the common ones are done); optional. */
 	bool (*valid)(const struct event *ev);
-	int (*init)(struct kernel *k); /* main thread, before the consumer starts; optional */
+	int (*init)(const struct kernel *k); /* main thread, before the consumer starts; optional */
 	/* The analyzer: enrich the record before it is stored, count it. */
 	void (*entry)(struct event_rec *r);
 	void (*json)(struct mbuf *m, const struct event_rec *r); /* members after the flow's */

@@ -86,7 +86,7 @@ static struct topk locations;
 static pthread_mutex_t exemplar_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct event_rec exemplars[EXEMPLAR_SERIES];
 
-static int drop_init(struct kernel *k)
+static int drop_init(const struct kernel *k)
 {
 	struct stat st;
 	int err;

@@ -9,7 +9,7 @@
 static struct topk flows;
 static const struct tcp_states *states; /* owned by main, built before the consumer starts */
 
-static int retrans_init(struct kernel *k)
+static int retrans_init(const struct kernel *k)
 {
 	states = &k->states;
 	return 0;
