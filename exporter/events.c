@@ -17,9 +17,9 @@
 
 #include "analyzers/analyzer.h"
 #include "bpfmap.h"
-#include "config.h"
 #include "events.h"
 #include "log.h"
+#include "parse.h"
 
 #define HTML_EVENTS 20 /* latest events on the landing page */
 

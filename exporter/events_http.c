@@ -9,7 +9,7 @@
 #include "analyzers/analyzer.h"
 #include "events.h"
 #include "events_http.h"
-#include "http.h"
+#include "httpreply.h"
 
 /*
  * Bytes of a streamed /events response libmicrohttpd asks for at a time: with the cursor's

@@ -10,13 +10,13 @@
 #include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
-#include "config.h"
 #include "drops.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "drops.skel.h"
 #include "drops_nokfunc.skel.h"
 #include "kernel.h"
 #include "log.h"
+#include "parse.h"
 #include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096

@@ -9,9 +9,9 @@
 #include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
-#include "config.h"
 #include "kernel.h"
 #include "log.h"
+#include "parse.h"
 #include "retrans.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
