@@ -18,17 +18,17 @@
 
 struct bpf_object;
 
+/* Room for any event type's own fields in its record (a drop's are the largest). */
+#define EVENT_DETAIL_SIZE 168
+
 /* One decoded event plus what its type's analyzer found out about it. */
 struct event_rec {
 	struct event ev;
-	uint64_t seq;		 /* 1, 2, ... in arrival order */
-	double time;		 /* Unix time in seconds */
-	const char *reason;	 /* drop reason name, or NULL */
-	const char *explanation; /* drop reason, one line, or NULL */
-	const char *hint;
-	char function[96]; /* drop location as function+0xoff, or "" */
-	char ifname[3 * EV_IFNAMSIZ + 1]; /* valid UTF-8, as the drops collector's label */
-	char state[24]; /* TCP state name (retransmits) */
+	uint64_t seq;	    /* 1, 2, ... in arrival order */
+	double time;	    /* Unix time in seconds */
+	const char *reason; /* what GET /events?reason= matches: a drop's reason name, or NULL */
+	/* The type's own fields, written and read by its descriptor (analyzers/<type>.c) only. */
+	_Alignas(max_align_t) unsigned char detail[EVENT_DETAIL_SIZE];
 };
 
 /*

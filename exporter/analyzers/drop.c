@@ -82,6 +82,25 @@ static const struct reason_table *reasons;
 static const struct ksyms *ksyms;
 static ino_t own_netns;
 static struct topk locations;
+
+/* A sampled drop's own fields, in its record's detail. */
+struct drop_detail {
+	const char *explanation; /* the reason, one line, or NULL */
+	const char *hint;
+	char function[96];		  /* function+0xoff, or "__unknown__" */
+	char ifname[3 * EV_IFNAMSIZ + 1]; /* valid UTF-8, as the drops collector's label */
+};
+_Static_assert(sizeof(struct drop_detail) <= EVENT_DETAIL_SIZE, "raise EVENT_DETAIL_SIZE");
+
+static struct drop_detail *dd(struct event_rec *r)
+{
+	return (struct drop_detail *)r->detail;
+}
+
+static const struct drop_detail *cdd(const struct event_rec *r)
+{
+	return (const struct drop_detail *)r->detail;
+}
 /* Read by scrapes, which do not take the store's lock: a lock of its own, taken inside it. */
 static pthread_mutex_t exemplar_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct event_rec exemplars[EXEMPLAR_SERIES];
@@ -107,11 +126,13 @@ static int drop_init(const struct kernel *k)
 
 static bool same_series(const struct event_rec *a, const struct event_rec *b)
 {
-	size_t fa = strcspn(a->function, "+"), fb = strcspn(b->function, "+");
+	const struct drop_detail *da = cdd(a), *db = cdd(b);
+	size_t fa = strcspn(da->function, "+"), fb = strcspn(db->function, "+");
 
 	return a->ev.drop.reason == b->ev.drop.reason && a->ev.flow.family == b->ev.flow.family &&
 	       a->ev.flow.proto == b->ev.flow.proto && a->ev.netns == b->ev.netns &&
-	       !strcmp(a->ifname, b->ifname) && fa == fb && !memcmp(a->function, b->function, fa);
+	       !strcmp(da->ifname, db->ifname) && fa == fb &&
+	       !memcmp(da->function, db->function, fa);
 }
 
 static void remember_exemplar(const struct event_rec *r)
@@ -136,6 +157,7 @@ static void remember_exemplar(const struct event_rec *r)
 static void drop_entry(struct event_rec *r)
 {
 	const struct event *ev = &r->ev;
+	struct drop_detail *d = dd(r);
 	const struct ksym *sym = ksyms ? ksyms_find(ksyms, ev->drop.location) : NULL;
 	struct {
 		uint64_t location;
@@ -151,15 +173,15 @@ static void drop_entry(struct event_rec *r)
 	}
 	for (size_t i = 0; r->reason && i < sizeof(notes) / sizeof(notes[0]); i++)
 		if (!strcmp(notes[i].reason, r->reason)) {
-			r->explanation = notes[i].explanation;
-			r->hint = notes[i].hint;
+			d->explanation = notes[i].explanation;
+			d->hint = notes[i].hint;
 		}
 	/* Symbol-relative or nothing: a raw address would tell where the kernel is (KASLR). */
 	if (sym)
-		snprintf(r->function, sizeof(r->function), "%s+0x%" PRIx64, sym->name,
+		snprintf(d->function, sizeof(d->function), "%s+0x%" PRIx64, sym->name,
 			 (uint64_t)(ev->drop.location - sym->addr));
 	else
-		snprintf(r->function, sizeof(r->function), "__unknown__");
+		snprintf(d->function, sizeof(d->function), "__unknown__");
 	/* The kernel copies the device's name; without a device, our own netns can tell. */
 	memcpy(ifbuf, ev->drop.ifname, EV_IFNAMSIZ);
 	ifbuf[EV_IFNAMSIZ] = 0;
@@ -167,7 +189,7 @@ static void drop_entry(struct event_rec *r)
 	if (!ifbuf[0] && ev->ifindex && ev->netns == own_netns &&
 	    !if_indextoname(ev->ifindex, ifbuf))
 		ifbuf[0] = 0;
-	utf8_copy(r->ifname, sizeof(r->ifname), ifbuf);
+	utf8_copy(d->ifname, sizeof(d->ifname), ifbuf);
 	topk_add(&locations, &key, sizeof(key), r, 1);
 	remember_exemplar(r);
 }
@@ -190,35 +212,37 @@ static void tcp_flags(char *buf, unsigned f)
 
 static void drop_event_json(struct mbuf *m, const struct event_rec *r)
 {
+	const struct drop_detail *d = cdd(r);
 	char flags[40], buf[32];
 
 	tcp_flags(flags, r->ev.flow.tcp_flags);
 	mbuf_printf(m, ",\"tcp_flags\":\"%s\",\"len\":%u", flags, r->ev.drop.len);
-	json_str(m, "interface", r->ifname);
+	json_str(m, "interface", d->ifname);
 	if (r->reason) {
 		json_str(m, "reason", r->reason);
 	} else {
 		snprintf(buf, sizeof(buf), "%u", r->ev.drop.reason);
 		json_str(m, "reason", buf);
 	}
-	json_str(m, "function", r->function);
-	if (r->explanation) {
-		json_str(m, "explanation", r->explanation);
-		json_str(m, "hint", r->hint);
+	json_str(m, "function", d->function);
+	if (d->explanation) {
+		json_str(m, "explanation", d->explanation);
+		json_str(m, "hint", d->hint);
 	}
 }
 
 static void drop_event_html(struct mbuf *m, const struct event_rec *r)
 {
+	const struct drop_detail *d = cdd(r);
 	if (r->reason)
 		escape_html(m, r->reason);
 	else
 		mbuf_printf(m, "%u", r->ev.drop.reason);
 	mbuf_puts(m, " at ");
-	escape_html(m, r->function);
-	if (r->ifname[0]) {
+	escape_html(m, d->function);
+	if (d->ifname[0]) {
 		mbuf_puts(m, " on ");
-		escape_html(m, r->ifname);
+		escape_html(m, d->ifname);
 	}
 }
 
@@ -230,6 +254,7 @@ static void drop_json(struct mbuf *m, double now)
 	mbuf_puts(m, "[");
 	for (size_t i = 0; i < n; i++) {
 		const struct event_rec *r = &top[i].e->last;
+		const struct drop_detail *d = cdd(r);
 		char num[16];
 
 		snprintf(num, sizeof(num), "%u", r->ev.drop.reason);
@@ -237,13 +262,13 @@ static void drop_json(struct mbuf *m, double now)
 			    (unsigned long long)top[i].count);
 		escape_json(m, r->reason ? r->reason : num);
 		mbuf_puts(m, "\",\"function\":\"");
-		escape_json(m, r->function);
+		escape_json(m, d->function);
 		mbuf_puts(m, "\"");
-		if (r->explanation) {
+		if (d->explanation) {
 			mbuf_puts(m, ",\"explanation\":\"");
-			escape_json(m, r->explanation);
+			escape_json(m, d->explanation);
 			mbuf_puts(m, "\",\"hint\":\"");
-			escape_json(m, r->hint);
+			escape_json(m, d->hint);
 			mbuf_puts(m, "\"");
 		}
 		mbuf_puts(m, "}");
@@ -260,17 +285,18 @@ static void drop_html(struct mbuf *m, double now)
 		     "<th>reason</th><th>function</th><th>explanation</th><th>hint</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct event_rec *r = &top[i].e->last;
+		const struct drop_detail *d = cdd(r);
 		char num[16];
 
 		snprintf(num, sizeof(num), "%u", r->ev.drop.reason);
 		mbuf_printf(m, "<tr><td>%llu</td><td>", (unsigned long long)top[i].count);
 		escape_html(m, r->reason ? r->reason : num);
 		mbuf_puts(m, "</td><td>");
-		escape_html(m, r->function);
+		escape_html(m, d->function);
 		mbuf_puts(m, "</td><td>");
-		escape_html(m, r->explanation ? r->explanation : "");
+		escape_html(m, d->explanation ? d->explanation : "");
 		mbuf_puts(m, "</td><td>");
-		escape_html(m, r->hint ? r->hint : "");
+		escape_html(m, d->hint ? d->hint : "");
 		mbuf_puts(m, "</td></tr>\n");
 	}
 	mbuf_puts(m, "</table>\n");
@@ -302,7 +328,8 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 	pthread_mutex_lock(&exemplar_lock);
 	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
 		const struct event_rec *x = &exemplars[i];
-		size_t fl = strcspn(x->function, "+");
+		const struct drop_detail *dx = cdd(x);
+		size_t fl = strcspn(dx->function, "+");
 
 		if (!x->seq || x->ev.drop.reason != reason || x->ev.flow.family != fam[family])
 			continue;
@@ -312,8 +339,8 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 				      x->ev.flow.proto == IPPROTO_ICMPV6
 			    : x->ev.flow.proto != prot[proto])
 			continue;
-		if ((netns && x->ev.netns != netns) || (ifname && strcmp(ifname, x->ifname)) ||
-		    (function && (strlen(function) != fl || memcmp(function, x->function, fl))))
+		if ((netns && x->ev.netns != netns) || (ifname && strcmp(ifname, dx->ifname)) ||
+		    (function && (strlen(function) != fl || memcmp(function, dx->function, fl))))
 			continue;
 		if (!best || x->seq > best->seq)
 			best = x;
