@@ -41,10 +41,10 @@ struct collector_ops {
 	int (*set)(void *opts, const char *key, const char *value, char *err, size_t errlen);
 	/*
 	 * Probe, open, load and attach with opts (copied, they need not outlive the call): 0 and
-	 * *state, or -errno (the collector logs why). Main thread; k outlives every state, which
-	 * may keep its names until stop.
+	 * *state, or -errno (the collector logs why). Main thread; k (read-only, shared) outlives
+	 * every state, which may keep its names until stop.
 	 */
-	int (*start)(struct kernel *k, const void *opts, void **state);
+	int (*start)(const struct kernel *k, const void *opts, void **state);
 	/* Append this collector's families; 0 or -1. Under the scrape lock, on any thread. */
 	int (*collect)(void *state, struct expo *e);
 	/* Detach and free everything start made. */

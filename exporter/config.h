@@ -10,6 +10,7 @@
 #include "collector.h"
 #include "events.h"
 #include "log.h"
+#include "parse.h"
 #include "pods.h"
 
 #define MAX_WEB_USERS 16
@@ -64,24 +65,5 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 
 /* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4); 0 or -1. */
 int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any);
-
-/* Shared value parsers; 0 or -1 with a message naming the expected form in err. */
-int parse_bool(const char *s, bool *out, char *err, size_t errlen);
-int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen);
-
-/* An optional label of a collector and its bit in the collector's label mask. */
-struct label_option {
-	const char *name;
-	unsigned bit;
-};
-
-/*
- * A collector's `labels` list, names separated by commas or blanks: every name in required
- * (NULL-terminated) must appear, and each of the n_optional names that appears sets its bit
- * in *mask. 0, or -1 with err set and *mask untouched.
- */
-int parse_label_list(const char *s, const char *const *required,
-		     const struct label_option *optional, size_t n_optional, unsigned *mask,
-		     char *err, size_t errlen);
 
 #endif

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Sampled events: configuration, shared ring buffer, consumer thread, store, JSON, counters. */
-#include <arpa/inet.h>
+/*
+ * Sampled events: configuration, shared ring buffer, consumer thread, store, JSON, counters.
+ * Every type alike: what differs between them is in its descriptor (analyzers/).
+ */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,19 +17,14 @@
 
 #include "analyzers/analyzer.h"
 #include "bpfmap.h"
-#include "config.h"
-#include "drops.h"
 #include "events.h"
 #include "log.h"
-#include "retrans.h"
+#include "parse.h"
 
-#define HTML_EVENTS 20	    /* latest events on the landing page */
-#define EXEMPLAR_SERIES 256 /* drop series remembered for exemplars */
+#define HTML_EVENTS 20 /* latest events on the landing page */
 
 /* The layout is shared with the BPF side; a change of size is a new version. */
 _Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuzz corpus");
-
-static const char *const type_names[EV_NR_TYPES] = { "none", "drop", "retrans", "rtt" };
 
 static struct sampling_config cfg;
 
@@ -46,12 +42,11 @@ static bool running;	     /* atomic: the consumer polls it */
 static bool analyzers_ready; /* initialised once, by the first start */
 static bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write;
 
-/* The store, the exemplar table and the analyzers' state, shared with the HTTP thread. */
+/* The store and the event types' state, shared with the HTTP thread. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct event_rec *store;
 static size_t store_head, store_n;
 static uint64_t seq;
-static struct event_rec exemplars[EXEMPLAR_SERIES];
 static struct mbuf line;
 static double stdout_tat;
 static uint64_t stdout_suppressed;
@@ -76,16 +71,17 @@ void events_configure(const struct sampling_config *c)
 
 const char *event_type_name(unsigned type)
 {
-	return type < EV_NR_TYPES ? type_names[type] : "unknown";
+	return type < EV_NR_TYPES && event_descs[type] ? event_descs[type]->name : "unknown";
 }
 
 int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
 	       size_t errlen)
 {
 	for (int t = 1; t < EV_NR_TYPES; t++) {
-		size_t n = strlen(type_names[t]);
+		const char *name = event_descs[t] ? event_descs[t]->name : "";
+		size_t n = strlen(name);
 
-		if (strncmp(key, type_names[t], n) || key[n] != '_')
+		if (!n || strncmp(key, name, n) || key[n] != '_')
 			continue;
 		if (!strcmp(key + n + 1, "sample_rate"))
 			return parse_uint(value, 0, 1000000000, &c->rate[t], err, errlen);
@@ -236,7 +232,7 @@ void events_loaded(struct bpf_object *obj, enum event_type type)
 	int fd = map ? fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 0) : -1;
 
 	if (map && fd < 0)
-		log_warn("sampling: cannot keep the %s counters: %s", type_names[type],
+		log_warn("sampling: cannot keep the %s counters: %s", event_type_name(type),
 			 strerror(errno));
 	pthread_mutex_lock(&stats_lock);
 	if (stats_fd[type] >= 0)
@@ -292,12 +288,12 @@ static void check_losses(void)
 			log_once(logged_lost[t], LOG_WARN,
 				 "sampling: %s events lost, the ring buffer was full "
 				 "(ring_buffer_bytes=%u); see netstack_events_lost_total",
-				 type_names[t], cfg.ring_bytes);
+				 event_type_name(t), cfg.ring_bytes);
 		if (read_stat(t, EV_STAT_RATELIMITED))
 			log_once(logged_limited[t], LOG_WARN,
 				 "sampling: %s events over %s_max_events_per_second=%u per CPU are "
 				 "dropped; see netstack_events_ratelimited_total",
-				 type_names[t], type_names[t], cfg.max_per_second[t]);
+				 event_type_name(t), event_type_name(t), cfg.max_per_second[t]);
 	}
 }
 
@@ -320,7 +316,7 @@ void events_collect(struct expo *e)
 
 			if (!stats_loaded(t))
 				continue;
-			labels_add(&l, "type", type_names[t]);
+			labels_add(&l, "type", event_type_name(t));
 			expo_u64(e, &l, read_stat(t, s));
 		}
 	}
@@ -333,41 +329,14 @@ int event_decode(const void *data, size_t len, struct event *out)
 	if (!data || len != sizeof(ev))
 		return -EINVAL;
 	memcpy(&ev, data, sizeof(ev));
-	if (ev.size != sizeof(ev) || ev.type == EV_NONE || ev.type >= EV_NR_TYPES)
+	if (ev.size != sizeof(ev) || ev.type >= EV_NR_TYPES || !event_descs[ev.type])
 		return -EINVAL;
 	if (ev.flow.family != 0 && ev.flow.family != 4 && ev.flow.family != 6)
 		return -EINVAL;
-	if (ev.type == EV_RETRANS && ev.retrans.kind >= RT_NR_KINDS)
+	if (event_descs[ev.type]->valid && !event_descs[ev.type]->valid(&ev))
 		return -EINVAL;
 	*out = ev;
 	return 0;
-}
-
-/* Same drop series: reason, family, protocol, netns, interface and function (not offset). */
-static bool same_series(const struct event_rec *a, const struct event_rec *b)
-{
-	size_t fa = strcspn(a->function, "+"), fb = strcspn(b->function, "+");
-
-	return a->ev.drop.reason == b->ev.drop.reason && a->ev.flow.family == b->ev.flow.family &&
-	       a->ev.flow.proto == b->ev.flow.proto && a->ev.netns == b->ev.netns &&
-	       !strcmp(a->ifname, b->ifname) && fa == fb && !memcmp(a->function, b->function, fa);
-}
-
-static void remember_exemplar(const struct event_rec *r)
-{
-	struct event_rec *slot = &exemplars[0];
-
-	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
-		struct event_rec *x = &exemplars[i];
-
-		if (!x->seq || same_series(x, r)) {
-			slot = x;
-			break;
-		}
-		if (x->seq < slot->seq)
-			slot = x;
-	}
-	*slot = *r;
 }
 
 /* At most stdout_max_per_second lines (GCRA with a one-second burst), the rest counted. */
@@ -421,11 +390,7 @@ void events_add(const struct event *ev, double unix_time)
 	r->ev = *ev;
 	r->seq = ++seq;
 	r->time = unix_time;
-	for (const struct analyzer *const *a = analyzers; *a; a++)
-		if ((*a)->entry[ev->type])
-			(*a)->entry[ev->type](r);
-	if (ev->type == EV_DROP)
-		remember_exemplar(r);
+	event_descs[ev->type]->entry(r);
 	if (cfg.to_stdout)
 		log_stdout(r);
 	pthread_mutex_unlock(&lock);
@@ -481,14 +446,14 @@ static void *consume(void *arg)
 	return NULL;
 }
 
-int events_start(struct kernel *k)
+int events_start(const struct kernel *k)
 {
 	int err;
 
 	if (ring_fd < 0 || __atomic_load_n(&running, __ATOMIC_ACQUIRE))
 		return 0;
-	for (const struct analyzer *const *a = analyzers; *a && !analyzers_ready; a++)
-		if ((*a)->init && (*a)->init(k))
+	for (int t = 1; t < EV_NR_TYPES && !analyzers_ready; t++)
+		if (event_descs[t] && event_descs[t]->init && event_descs[t]->init(k))
 			return -1;
 	analyzers_ready = true;
 	if (!rb)
@@ -519,9 +484,9 @@ void events_stop(void)
 		close(ring_fd);
 	ring_fd = -1;
 	pthread_mutex_lock(&lock);
-	for (const struct analyzer *const *a = analyzers; *a; a++)
-		if ((*a)->reset)
-			(*a)->reset();
+	for (int t = 1; t < EV_NR_TYPES; t++)
+		if (event_descs[t] && event_descs[t]->reset)
+			event_descs[t]->reset();
 	analyzers_ready = false;
 	free(store);
 	store = NULL;
@@ -532,127 +497,23 @@ void events_stop(void)
 
 /* ---- output ---- */
 
-void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len)
-{
-	const void *a = src ? f->saddr : f->daddr;
-
-	buf[0] = 0;
-	if (f->family == 4)
-		inet_ntop(AF_INET, a, buf, len);
-	else if (f->family == 6)
-		inet_ntop(AF_INET6, a, buf, len);
-}
-
-static const char *proto_name(unsigned p)
-{
-	switch (p) {
-	case IPPROTO_TCP:
-		return "tcp";
-	case IPPROTO_UDP:
-		return "udp";
-	case IPPROTO_ICMP:
-		return "icmp";
-	case IPPROTO_ICMPV6:
-		return "icmpv6";
-	}
-	return "other";
-}
-
-static void tcp_flags(char *buf, unsigned f)
-{
-	static const char *const names[8] = {
-		"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"
-	};
-
-	buf[0] = 0;
-	for (int i = 0; i < 8; i++)
-		if (f & 1u << i) {
-			if (buf[0])
-				strcat(buf, "|");
-			strcat(buf, names[i]);
-		}
-}
-
-static void json_str(struct mbuf *m, const char *name, const char *v)
-{
-	mbuf_printf(m, ",\"%s\":\"", name);
-	escape_json(m, v);
-	mbuf_puts(m, "\"");
-}
-
 void event_json(struct mbuf *m, const struct event_rec *r)
 {
 	const struct event *ev = &r->ev;
-	char flags[40], buf[32];
 
 	mbuf_printf(m, "{\"seq\":%" PRIu64 ",\"time\":%.6f,\"type\":\"%s\",\"cpu\":%u", r->seq,
 		    r->time, event_type_name(ev->type), ev->cpu);
 	mbuf_printf(m, ",\"netns\":%u,\"ifindex\":%u", ev->netns, ev->ifindex);
 	flow_json(m, ev);
-	switch (ev->type) {
-	case EV_DROP:
-		tcp_flags(flags, ev->flow.tcp_flags);
-		mbuf_printf(m, ",\"tcp_flags\":\"%s\",\"len\":%u", flags, ev->drop.len);
-		json_str(m, "interface", r->ifname);
-		if (r->reason) {
-			json_str(m, "reason", r->reason);
-		} else {
-			snprintf(buf, sizeof(buf), "%u", ev->drop.reason);
-			json_str(m, "reason", buf);
-		}
-		json_str(m, "function", r->function);
-		if (r->explanation) {
-			json_str(m, "explanation", r->explanation);
-			json_str(m, "hint", r->hint);
-		}
-		break;
-	case EV_RETRANS:
-		json_str(m, "state", r->state);
-		mbuf_printf(m, ",\"kind\":\"%s\",\"srtt_us\":%u,\"cwnd\":%u",
-			    ev->retrans.kind == RT_KIND_SYNACK ? "synack" : "retransmit",
-			    ev->retrans.srtt_us, ev->retrans.cwnd);
-		break;
-	case EV_RTT:
-		mbuf_printf(m, ",\"rtt_us\":%u,\"srtt_us\":%u", ev->rtt.rtt_us, ev->rtt.srtt_us);
-		break;
-	}
+	event_descs[ev->type]->json(m, r);
 	mbuf_puts(m, "}");
-}
-
-void flow_json(struct mbuf *m, const struct event *ev)
-{
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-
-	flow_addr(&ev->flow, true, s, sizeof(s));
-	flow_addr(&ev->flow, false, d, sizeof(d));
-	mbuf_printf(m,
-		    ",\"family\":\"%s\",\"protocol\":\"%s\",\"saddr\":\"%s\",\"sport\":%u,"
-		    "\"daddr\":\"%s\",\"dport\":%u",
-		    ev->flow.family == 4   ? "ipv4"
-		    : ev->flow.family == 6 ? "ipv6"
-					   : "other",
-		    proto_name(ev->flow.proto), s, ev->flow.sport, d, ev->flow.dport);
-}
-
-void flow_html(struct mbuf *m, const struct event *ev)
-{
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-
-	flow_addr(&ev->flow, true, s, sizeof(s));
-	flow_addr(&ev->flow, false, d, sizeof(d));
-	/* Addresses and numbers only: nothing here needs escaping. */
-	mbuf_printf(m, "<td>%s</td><td>%u</td><td>%s%s%s:%u</td><td>%s%s%s:%u</td>",
-		    proto_name(ev->flow.proto), ev->netns, ev->flow.family == 6 ? "[" : "", s,
-		    ev->flow.family == 6 ? "]" : "", ev->flow.sport,
-		    ev->flow.family == 6 ? "[" : "", d, ev->flow.family == 6 ? "]" : "",
-		    ev->flow.dport);
 }
 
 static bool matches(const struct event_rec *r, const struct event_filter *f)
 {
 	if (f->type && r->ev.type != f->type)
 		return false;
-	if (f->reason && (r->ev.type != EV_DROP || !r->reason || strcmp(f->reason, r->reason)))
+	if (f->reason && (!r->reason || strcmp(f->reason, r->reason)))
 		return false;
 	if (f->netns && r->ev.netns != f->netns)
 		return false;
@@ -746,9 +607,11 @@ void events_top_json(struct mbuf *m)
 
 	mbuf_puts(m, "{");
 	pthread_mutex_lock(&lock);
-	for (const struct analyzer *const *a = analyzers; *a; a++) {
-		mbuf_printf(m, "%s\"%s\":", first ? "" : ",", (*a)->name);
-		(*a)->top_json(m, now);
+	for (int t = 1; t < EV_NR_TYPES; t++) {
+		if (!event_descs[t])
+			continue;
+		mbuf_printf(m, "%s\"%s\":", first ? "" : ",", event_descs[t]->name);
+		event_descs[t]->top_json(m, now);
 		first = false;
 	}
 	pthread_mutex_unlock(&lock);
@@ -761,8 +624,9 @@ void events_status_html(struct mbuf *m)
 	char when[32];
 
 	pthread_mutex_lock(&lock);
-	for (const struct analyzer *const *a = analyzers; *a; a++)
-		(*a)->top_html(m, now);
+	for (int t = 1; t < EV_NR_TYPES; t++)
+		if (event_descs[t])
+			event_descs[t]->top_html(m, now);
 	mbuf_puts(m, "<h2>Latest sampled events</h2>\n<table class=\"events\">\n<tr><th>time</th>"
 		     "<th>type</th><th>protocol</th><th>netns</th><th>source</th>"
 		     "<th>destination</th><th>detail</th></tr>\n");
@@ -777,77 +641,9 @@ void events_status_html(struct mbuf *m)
 		mbuf_printf(m, "<tr><td>%s</td><td>%s</td>", when, event_type_name(r->ev.type));
 		flow_html(m, &r->ev);
 		mbuf_puts(m, "<td>");
-		if (r->ev.type == EV_DROP) {
-			if (r->reason)
-				escape_html(m, r->reason);
-			else
-				mbuf_printf(m, "%u", r->ev.drop.reason);
-			mbuf_puts(m, " at ");
-			escape_html(m, r->function);
-			if (r->ifname[0]) {
-				mbuf_puts(m, " on ");
-				escape_html(m, r->ifname);
-			}
-		} else if (r->ev.type == EV_RETRANS) {
-			escape_html(m, r->state);
-			mbuf_printf(m, " srtt %u us", r->ev.retrans.srtt_us);
-		} else {
-			mbuf_printf(m, "rtt %u us", r->ev.rtt.rtt_us);
-		}
+		event_descs[r->ev.type]->html(m, r);
 		mbuf_puts(m, "</td></tr>\n");
 	}
 	mbuf_puts(m, "</table>\n");
 	pthread_mutex_unlock(&lock);
-}
-
-bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const char *function,
-			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
-			  size_t len, double *time)
-{
-	static const uint8_t fam[NR_FAMILIES] = { 4, 6, 0, 0 };
-	static const uint8_t prot[NR_PROTOS] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
-						 IPPROTO_ICMPV6, 0 };
-	const struct event_rec *best = NULL;
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	int n;
-
-	if (family >= NR_FAMILIES || proto >= NR_PROTOS)
-		return false;
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
-		const struct event_rec *x = &exemplars[i];
-		size_t fl = strcspn(x->function, "+");
-
-		if (!x->seq || x->ev.drop.reason != reason || x->ev.flow.family != fam[family])
-			continue;
-		if (proto == PROTO_OTHER
-			    ? x->ev.flow.proto == IPPROTO_TCP || x->ev.flow.proto == IPPROTO_UDP ||
-				      x->ev.flow.proto == IPPROTO_ICMP ||
-				      x->ev.flow.proto == IPPROTO_ICMPV6
-			    : x->ev.flow.proto != prot[proto])
-			continue;
-		if ((netns && x->ev.netns != netns) || (ifname && strcmp(ifname, x->ifname)) ||
-		    (function && (strlen(function) != fl || memcmp(function, x->function, fl))))
-			continue;
-		if (!best || x->seq > best->seq)
-			best = x;
-	}
-	if (best) {
-		flow_addr(&best->ev.flow, true, s, sizeof(s));
-		flow_addr(&best->ev.flow, false, d, sizeof(d));
-		*time = best->time;
-		n = snprintf(buf, len, "%s%c%s%c%u%c%u", s, 0, d, 0, best->ev.flow.sport, 0,
-			     best->ev.flow.dport);
-		if (n > 0 && (size_t)n < len) {
-			labels_add(l, "saddr", buf);
-			buf += strlen(buf) + 1;
-			labels_add(l, "daddr", buf);
-			buf += strlen(buf) + 1;
-			labels_add(l, "sport", buf);
-			buf += strlen(buf) + 1;
-			labels_add(l, "dport", buf);
-		}
-	}
-	pthread_mutex_unlock(&lock);
-	return best != NULL;
 }

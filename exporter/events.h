@@ -2,7 +2,8 @@
 /*
  * Sampled events in user space: configuration ([sampling]), the shared ring buffer and its
  * consumer thread, the bounded store of recent events, their decoding and JSON form, and the
- * counters. The analyzers (exporter/analyzers/) see every event; HTTP views in events_http.c.
+ * counters, alike for every type: what is particular to a type (its checks, analyzer, JSON and
+ * HTML, exemplars) is its descriptor in exporter/analyzers/. HTTP views in events_http.c.
  */
 #ifndef NETSTACK_EXPORTER_EVENTS_H
 #define NETSTACK_EXPORTER_EVENTS_H
@@ -17,17 +18,17 @@
 
 struct bpf_object;
 
-/* One decoded event plus what the analyzers found out about it. */
+/* Room for any event type's own fields in its record (a drop's are the largest). */
+#define EVENT_DETAIL_SIZE 168
+
+/* One decoded event plus what its type's analyzer found out about it. */
 struct event_rec {
 	struct event ev;
-	uint64_t seq;		 /* 1, 2, ... in arrival order */
-	double time;		 /* Unix time in seconds */
-	const char *reason;	 /* drop reason name, or NULL */
-	const char *explanation; /* drop reason, one line, or NULL */
-	const char *hint;
-	char function[96]; /* drop location as function+0xoff, or "" */
-	char ifname[3 * EV_IFNAMSIZ + 1]; /* valid UTF-8, as the drops collector's label */
-	char state[24]; /* TCP state name (retransmits) */
+	uint64_t seq;	    /* 1, 2, ... in arrival order */
+	double time;	    /* Unix time in seconds */
+	const char *reason; /* what GET /events?reason= matches: a drop's reason name, or NULL */
+	/* The type's own fields, written and read by its descriptor (analyzers/<type>.c) only. */
+	_Alignas(max_align_t) unsigned char detail[EVENT_DETAIL_SIZE];
 };
 
 /*
@@ -76,7 +77,7 @@ void events_unloaded(enum event_type type);
  * k (reasons, TCP states, symbols) must outlive the thread: events_stop joins it.
  */
 struct kernel;
-int events_start(struct kernel *k);
+int events_start(const struct kernel *k);
 void events_stop(void);
 
 /* netstack_events_*_total, during a scrape. */
@@ -84,7 +85,7 @@ void events_collect(struct expo *e);
 
 /* Validate raw ring buffer bytes: 0 and *out filled, or -EINVAL (never reads past len). */
 int event_decode(const void *data, size_t len, struct event *out);
-/* Run the analyzers on a decoded event and keep it (what the consumer thread does). */
+/* Run its type's analyzer on a decoded event and keep it (what the consumer thread does). */
 void events_add(const struct event *ev, double unix_time);
 /* One event as a JSON object, no newline. */
 void event_json(struct mbuf *m, const struct event_rec *r);
@@ -122,16 +123,14 @@ void events_top_json(struct mbuf *m);
 void events_status_html(struct mbuf *m);
 
 /*
- * Exemplar of a drop series: the latest sampled drop with this reason, family and protocol
- * (drops.h enums) and, when non-NULL/non-zero, function, netns and interface. Fills labels
- * (values point into buf) and the event's time; false when there is none.
+ * Exemplar of a drop series (the drop type's, analyzers/drop.c): the latest sampled drop with
+ * this reason, family and protocol (drops.h enums) and, when non-NULL/non-zero, function, netns
+ * and interface. Fills labels (values point into buf) and the event's time; false when there is
+ * none.
  */
 struct labels;
 bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const char *function,
 			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
 			  size_t len, double *time);
-
-/* "10.0.0.1" / "fd00::1" for the flow's family, "" otherwise. */
-void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len);
 
 #endif

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzers/analyzer.h"
 #include "events.h"
 #include "events_http.h"
-#include "http.h"
+#include "httpreply.h"
 
 /*
  * Bytes of a streamed /events response libmicrohttpd asks for at a time: with the cursor's
@@ -36,12 +37,27 @@ static enum MHD_Result parse_arg(void *cls, enum MHD_ValueKind kind, const char 
 	if (!value)
 		value = "";
 	if (!strcmp(key, "type")) {
-		for (unsigned t = 1; t < EV_NR_TYPES; t++)
-			if (!strcmp(value, event_type_name(t)))
+		const char *names[EV_NR_TYPES];
+		unsigned n = 0;
+
+		for (unsigned t = 1; t < EV_NR_TYPES; t++) {
+			if (!event_descs[t])
+				continue;
+			names[n++] = event_descs[t]->name;
+			if (!strcmp(value, event_descs[t]->name))
 				a->f.type = t;
-		if (!a->f.type)
-			snprintf(a->err, sizeof(a->err),
-				 "bad type '%.40s': expected drop, retrans or rtt\n", value);
+		}
+		if (!a->f.type) {
+			/* "bad type 'x': expected drop, retrans or rtt", from the registered types. */
+			size_t used = snprintf(a->err, sizeof(a->err), "bad type '%.40s': expected",
+					       value);
+
+			for (unsigned i = 0; i < n && used < sizeof(a->err); i++)
+				used += snprintf(a->err + used, sizeof(a->err) - used, "%s%s",
+						 !i ? " " : i == n - 1 ? " or " : ", ", names[i]);
+			if (used < sizeof(a->err))
+				snprintf(a->err + used, sizeof(a->err) - used, "\n");
+		}
 	} else if (!strcmp(key, "reason")) {
 		/* Names are the kernel's: capitals, digits, '_' and ':' (subsystem reasons). */
 		if (!*value || strlen(value) > 64 ||

@@ -24,6 +24,7 @@
 #include "events_http.h"
 #include "http.h"
 #include "httpguard.h"
+#include "httpreply.h"
 #include "log.h"
 #include "metrics.h"
 #include "scrape.h"
@@ -50,65 +51,6 @@ static struct web *active, *retiring;
 static int announced, has_body;
 static struct mbuf body, gz; /* under the scrape lock */
 static size_t body_hint;     /* the last body's size: the next one starts with that room */
-
-/*
- * The response copies data, or with mode MHD_RESPMEM_MUST_FREE takes it over (then the caller
- * lets go of it only when this succeeds).
- */
-static struct MHD_Response *new_response(unsigned status, const char *type, const void *data,
-					 size_t len, bool gzipped, enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)data, mode);
-
-	if (!r)
-		return NULL;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (gzipped)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	if (status == MHD_HTTP_OK)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	return r;
-}
-
-static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, struct MHD_Response *r)
-{
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status, const char *type,
-				   const void *data, size_t len, bool gzipped)
-{
-	return queue(conn, status,
-		     new_response(status, type, data, len, gzipped, MHD_RESPMEM_MUST_COPY));
-}
-
-/*
- * A rendered body goes to the response without a copy, and the response frees it once sent:
- * kept for the next scrape, a 10k-series body held a megabyte between scrapes for nothing.
- */
-enum MHD_Result http_send_mbuf(struct MHD_Connection *conn, const char *type, struct mbuf *m,
-			       bool gzipped)
-{
-	struct MHD_Response *r =
-		new_response(MHD_HTTP_OK, type, m->data, m->len, gzipped, MHD_RESPMEM_MUST_FREE);
-
-	if (r)
-		*m = (struct mbuf){ 0 };
-	return queue(conn, MHD_HTTP_OK, r);
-}
-
-enum MHD_Result http_send_text(struct MHD_Connection *conn, unsigned status, const char *text)
-{
-	return send_buffer(conn, status, "text/plain; charset=utf-8", text, strlen(text), false);
-}
 
 static enum MHD_Result serve_metrics(struct MHD_Connection *conn)
 {
@@ -211,14 +153,14 @@ static enum MHD_Result try_later(struct MHD_Connection *conn, unsigned status, u
 {
 	const char *text = status == MHD_HTTP_TOO_MANY_REQUESTS ? "too many failed logins\n"
 								: "busy checking passwords\n";
-	struct MHD_Response *r = new_response(status, "text/plain; charset=utf-8", text,
-					      strlen(text), false, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r = http_response(status, "text/plain; charset=utf-8", text,
+					       strlen(text), false, MHD_RESPMEM_PERSISTENT);
 	char v[16];
 
 	snprintf(v, sizeof(v), "%u", seconds);
 	if (r)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, v);
-	return queue(conn, status, r);
+	return http_queue(conn, status, r);
 }
 
 static enum MHD_Result ask_credentials(struct MHD_Connection *conn)

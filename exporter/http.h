@@ -31,10 +31,4 @@ void http_retire(void);
 void http_discard(struct web *w);
 void http_stop(void);
 
-/* Answer with text (copied). */
-enum MHD_Result http_send_text(struct MHD_Connection *conn, unsigned status, const char *text);
-/* Answer 200 with m's bytes, handed over without a copy (m is emptied when that succeeds). */
-enum MHD_Result http_send_mbuf(struct MHD_Connection *conn, const char *type, struct mbuf *m,
-			       bool gzipped);
-
 #endif

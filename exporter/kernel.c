@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,51 +212,115 @@ static struct btf *btf_from_mmap(const char *path)
 	return btf;
 }
 
-const struct btf *kernel_btf(struct kernel *k)
+static struct btf *vmlinux_btf(void)
 {
-	if (!k->btf)
-		k->btf = btf_from_mmap("/sys/kernel/btf/vmlinux");
-	if (!k->btf)
-		k->btf = btf__load_vmlinux_btf();
-	return k->btf;
+	struct btf *btf = btf_from_mmap("/sys/kernel/btf/vmlinux");
+
+	return btf ? btf : btf__load_vmlinux_btf();
 }
 
-void kernel_btf_release(struct kernel *k)
+/* Arguments of a tracepoint in BTF (its func proto less the context), -1 if it does not exist. */
+static int tracepoint_args(const struct btf *btf, const char *name)
 {
-	btf__free(k->btf);
-	k->btf = NULL;
+	char typedef_name[128];
+	const struct btf_type *t;
+	int id;
+
+	snprintf(typedef_name, sizeof(typedef_name), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
+	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
 }
+
+static bool has_enumerator(const struct btf *btf, const char *name)
+{
+	__u32 n = btf__type_cnt(btf);
+
+	for (__u32 id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++, e++)
+			if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+				return true;
+	}
+	return false;
+}
+
+static void probe_features(struct kernel_features *f, const struct btf *btf)
+{
+	f->kfree_skb_args = tracepoint_args(btf, "kfree_skb");
+	f->tcp_retransmit_skb_args = tracepoint_args(btf, "tcp_retransmit_skb");
+	f->tcp_retransmit_synack_args = tracepoint_args(btf, "tcp_retransmit_synack");
+	f->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	f->sockops_rtt_cb = has_enumerator(btf, "BPF_SOCK_OPS_RTT_CB");
+	f->iter_tcp_cb_flags = btf__find_by_name_kind(btf, "bpf_iter__tcp", BTF_KIND_STRUCT) > 0 &&
+			       has_enumerator(btf, "TCP_BPF_SOCK_OPS_CB_FLAGS");
+}
+
+/* Loaded on first use, under its lock: its readers only ever see it whole. */
+struct kernel_syms {
+	pthread_mutex_t lock;
+	bool loaded;
+	struct ksyms ksyms;
+	int err;
+};
 
 void kernel_init(struct kernel *k)
 {
-	const struct btf *btf;
+	struct btf *btf = vmlinux_btf();
 
 	memset(k, 0, sizeof(*k));
-	pthread_mutex_init(&k->lock, NULL);
-	btf = kernel_btf(k);
+	k->features.btf_err = btf ? 0 : errno ? -errno : -ENOENT;
+	if (btf)
+		probe_features(&k->features, btf);
+	else
+		k->features.kfree_skb_args = k->features.tcp_retransmit_skb_args =
+			k->features.tcp_retransmit_synack_args = -1;
 	k->reasons_err = reasons_load(&k->reasons, btf);
 	k->states_err = btf ? tcp_states_from_btf(&k->states, btf) : -ENOENT;
+	btf__free(btf);
+	k->syms = calloc(1, sizeof(*k->syms));
+	if (k->syms)
+		pthread_mutex_init(&k->syms->lock, NULL);
 }
 
-const struct ksyms *kernel_ksyms(struct kernel *k, int *err)
+const struct ksyms *kernel_ksyms(const struct kernel *k, int *err)
 {
-	pthread_mutex_lock(&k->lock);
-	if (!k->ksyms_loaded) {
-		k->ksyms_err = ksyms_load(&k->ksyms, "/proc/kallsyms");
-		k->ksyms_loaded = true;
+	static const struct ksyms none;
+	struct kernel_syms *y = k->syms;
+
+	if (!y) {
+		*err = -ENOMEM;
+		return &none;
 	}
-	*err = k->ksyms_err;
-	pthread_mutex_unlock(&k->lock);
-	return &k->ksyms;
+	pthread_mutex_lock(&y->lock);
+	if (!y->loaded) {
+		y->err = ksyms_load(&y->ksyms, "/proc/kallsyms");
+		y->loaded = true;
+	}
+	*err = y->err;
+	pthread_mutex_unlock(&y->lock);
+	return &y->ksyms;
 }
 
 void kernel_free(struct kernel *k)
 {
-	kernel_btf_release(k);
 	reasons_free(&k->reasons);
 	tcp_states_free(&k->states);
-	ksyms_free(&k->ksyms);
-	pthread_mutex_destroy(&k->lock);
+	if (k->syms) {
+		ksyms_free(&k->syms->ksyms);
+		pthread_mutex_destroy(&k->syms->lock);
+	}
+	free(k->syms);
+	k->syms = NULL;
 }
 
 int reasons_load(struct reason_table *t, const struct btf *btf)

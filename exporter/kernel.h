@@ -6,7 +6,6 @@
 #ifndef NETSTACK_KERNEL_H
 #define NETSTACK_KERNEL_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,30 +70,41 @@ const struct ksym *ksyms_find(const struct ksyms *k, uint64_t addr);
 void ksyms_free(struct ksyms *k);
 
 /*
- * What is read from the running kernel, owned by main: built before any thread starts, freed at
- * exit once every thread is joined. The names (reasons, TCP states, symbols) are immutable once
- * built and shared by every thread; the BTF belongs to the main thread (probes at start-up and
- * at each reload), which parses it on demand and releases it after.
+ * What BPF features the running kernel offers, probed once from its BTF (the collectors choose
+ * their programs by them). Arguments: of the tracepoint's BTF prototype, -1 without it.
+ */
+struct kernel_features {
+	int btf_err;		      /* 0, or why there is no BTF: every feature is then absent */
+	int kfree_skb_args;	      /* 3 and more: with the drop reason (5.17) */
+	int tcp_retransmit_skb_args;  /* 3 and more: with the error */
+	int tcp_retransmit_synack_args;
+	bool rdonly_cast;	      /* the bpf_rdonly_cast kfunc (6.2) */
+	bool sockops_rtt_cb;	      /* BPF_SOCK_OPS_RTT_CB (5.3) */
+	bool iter_tcp_cb_flags;	      /* iter/tcp and TCP_BPF_SOCK_OPS_CB_FLAGS setsockopt (6.12) */
+};
+
+struct kernel_syms;
+
+/*
+ * What is read from the running kernel, owned by main: built once before any collector or
+ * thread starts, read-only after (shared by every thread), freed at exit once every thread that
+ * reads it is joined. The BTF it is read from is not kept (megabytes): what the collectors and
+ * analyzers need of it is here.
  */
 struct kernel {
-	struct btf *btf;
 	struct reason_table reasons;
 	int reasons_err; /* 0, or why the table is empty */
 	struct tcp_states states;
 	int states_err;
-	pthread_mutex_t lock; /* the one load of ksyms */
-	bool ksyms_loaded;
-	struct ksyms ksyms;
-	int ksyms_err;
+	struct kernel_features features;
+	/* kallsyms: 6.7 MiB and 0.2 s here, so read only by those who need it, once. */
+	struct kernel_syms *syms;
 };
 
-/* Reasons and TCP states; what failed is kept in *_err for the collectors to report. */
+/* Reasons, TCP states and features; what failed is kept in *_err for the collectors to report. */
 void kernel_init(struct kernel *k);
-/* The vmlinux BTF (5.5 MB here), NULL with errno set when the kernel has none. Main thread. */
-const struct btf *kernel_btf(struct kernel *k);
-void kernel_btf_release(struct kernel *k);
 /* /proc/kallsyms, read once on first use (any thread); *err 0 or why it is empty. */
-const struct ksyms *kernel_ksyms(struct kernel *k, int *err);
+const struct ksyms *kernel_ksyms(const struct kernel *k, int *err);
 /* After every thread that reads k is joined. */
 void kernel_free(struct kernel *k);
 

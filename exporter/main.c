@@ -94,8 +94,8 @@ static void apply_overrides(struct config *cfg, const struct overrides *o)
 }
 
 /* Start c (not running) with o: it is up when c->state is set after. */
-static void start_collector(struct collector *c, const struct collector_opts *o, struct kernel *k,
-			    bool strict)
+static void start_collector(struct collector *c, const struct collector_opts *o,
+			    const struct kernel *k, bool strict)
 {
 	void *state = NULL;
 
@@ -156,7 +156,7 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  * sampling settings changed; keys only a restart applies are logged by name.
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
-		   struct kernel *k, struct collector *run)
+		   const struct kernel *k, struct collector *run)
 {
 	struct web *web = NULL;
 	struct config next;
@@ -212,8 +212,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
 	if (pods_reconfigure(&next.pods))
 		log_error("reload: pods: cannot start the resolver; no pod labels");
-	kernel_btf_release(k); /* parsed again by a collector that started */
-	*cfg = next;	       /* under the lock: scrapes read the node label from it */
+	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(true);
 	scrape_unlock();
@@ -345,7 +344,10 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	/* Names from the kernel, shared by every thread until they are all joined (out:). */
+	/*
+	 * Names and features from the kernel, read-only from here and shared by every thread until
+	 * they are all joined (out:).
+	 */
 	kernel_init(&kernel);
 	events_configure(&cfg.sampling);
 	pods_configure(&cfg.pods);
@@ -366,7 +368,6 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	kernel_btf_release(&kernel); /* the collectors' probes are done with it */
 	scrape_set_collectors(run);
 	/*
 	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * An analyzer is one file here plus one row in the table (registry.c): an entry function per
- * event type it cares about, which may enrich the record before it is stored, and its top-K
- * list rendered as JSON and as HTML. Entries run on the consumer thread with the event store
- * locked; the renderers run with it locked too, so analyzers need no locks of their own.
+ * A sampled event type is one file here plus one row in the table (registry.c): everything
+ * that differs between types (the checks of a raw event, its analyzer, its JSON members and
+ * HTML detail, its top-K list, its exemplars) lives in that file, so events.c handles every
+ * type alike. The hooks run with the event store locked (entry on the consumer thread, the
+ * renderers on the HTTP thread), so a type's state needs no lock of its own.
  */
 #ifndef NETSTACK_ANALYZER_H
 #define NETSTACK_ANALYZER_H
@@ -12,16 +13,23 @@
 
 struct kernel;
 
-struct analyzer {
-	const char *name;	       /* key of its list in /events/top */
-	int (*init)(struct kernel *k); /* main thread, before the consumer starts; optional */
-	void (*entry[EV_NR_TYPES])(struct event_rec *r);
-	void (*top_json)(struct mbuf *m, double now); /* a JSON array */
-	void (*top_html)(struct mbuf *m, double now); /* <h2> and a table */
-	void (*reset)(void);			      /* free everything */
+struct event_desc {
+	/* "type" in JSON and GET /events, [sampling] <name>_* keys, its list in /events/top. */
+	const char *name;
+	/* Checks of the type's own fields (the common ones are done); optional. */
+	bool (*valid)(const struct event *ev);
+	int (*init)(const struct kernel *k); /* main thread, before the consumer starts; optional */
+	/* The analyzer: enrich the record before it is stored, count it. */
+	void (*entry)(struct event_rec *r);
+	void (*json)(struct mbuf *m, const struct event_rec *r); /* members after the flow's */
+	void (*html)(struct mbuf *m, const struct event_rec *r); /* the detail cell, escaped */
+	void (*top_json)(struct mbuf *m, double now);		 /* a JSON array */
+	void (*top_html)(struct mbuf *m, double now);		 /* <h2> and a table */
+	void (*reset)(void);					 /* free everything */
 };
 
-extern const struct analyzer *const analyzers[]; /* NULL-terminated */
+/* By enum event_type; NULL: a type this build does not decode. */
+extern const struct event_desc *const event_descs[EV_NR_TYPES];
 
 /*
  * A bounded table of keys with per-key counts and maxima over a sliding window (TOPK_SLOTS
@@ -61,8 +69,12 @@ void topk_free(struct topk *t);
 
 /* A flow's key: netns, family, protocol, addresses and ports. */
 void flow_key(const struct event *ev, unsigned char key[TOPK_KEY]);
-/* JSON members "netns", "saddr", ... of the flow (no braces), and the same as an HTML cell. */
+/* JSON members "family", "saddr", ... of the flow (no braces), and the same as HTML cells. */
 void flow_json(struct mbuf *m, const struct event *ev);
 void flow_html(struct mbuf *m, const struct event *ev);
+/* "10.0.0.1" / "fd00::1" for the flow's family, "" otherwise. */
+void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len);
+/* A JSON member ,"name":"v" with v escaped. */
+void json_str(struct mbuf *m, const char *name, const char *v);
 
 #endif

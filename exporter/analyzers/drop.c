@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Drops: where (function+0xoff from kallsyms, loaded once), why (the reason's name from the
- * running kernel, and for the common reasons a one-line explanation and a hint, looked up by
- * name: numbers differ between kernels), on which interface, and the top locations.
+ * Sampled drops: where (function+0xoff from kallsyms, loaded once), why (the reason's name from
+ * the running kernel, and for the common reasons a one-line explanation and a hint, looked up
+ * by name: numbers differ between kernels), on which interface, the top locations, and the
+ * latest event of each drop series as the exemplar of its counter.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "analyzer.h"
+#include "drops.h"
 #include "kernel.h"
 #include "log.h"
+
+#define EXEMPLAR_SERIES 256 /* drop series remembered for exemplars */
 
 static const struct {
 	const char *reason, *explanation, *hint;
@@ -76,7 +83,29 @@ static const struct ksyms *ksyms;
 static ino_t own_netns;
 static struct topk locations;
 
-static int drop_init(struct kernel *k)
+/* A sampled drop's own fields, in its record's detail. */
+struct drop_detail {
+	const char *explanation; /* the reason, one line, or NULL */
+	const char *hint;
+	char function[96];		  /* function+0xoff, or "__unknown__" */
+	char ifname[3 * EV_IFNAMSIZ + 1]; /* valid UTF-8, as the drops collector's label */
+};
+_Static_assert(sizeof(struct drop_detail) <= EVENT_DETAIL_SIZE, "raise EVENT_DETAIL_SIZE");
+
+static struct drop_detail *dd(struct event_rec *r)
+{
+	return (struct drop_detail *)r->detail;
+}
+
+static const struct drop_detail *cdd(const struct event_rec *r)
+{
+	return (const struct drop_detail *)r->detail;
+}
+/* Read by scrapes, which do not take the store's lock: a lock of its own, taken inside it. */
+static pthread_mutex_t exemplar_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct event_rec exemplars[EXEMPLAR_SERIES];
+
+static int drop_init(const struct kernel *k)
 {
 	struct stat st;
 	int err;
@@ -95,9 +124,40 @@ static int drop_init(struct kernel *k)
 	return 0;
 }
 
+static bool same_series(const struct event_rec *a, const struct event_rec *b)
+{
+	const struct drop_detail *da = cdd(a), *db = cdd(b);
+	size_t fa = strcspn(da->function, "+"), fb = strcspn(db->function, "+");
+
+	return a->ev.drop.reason == b->ev.drop.reason && a->ev.flow.family == b->ev.flow.family &&
+	       a->ev.flow.proto == b->ev.flow.proto && a->ev.netns == b->ev.netns &&
+	       !strcmp(da->ifname, db->ifname) && fa == fb &&
+	       !memcmp(da->function, db->function, fa);
+}
+
+static void remember_exemplar(const struct event_rec *r)
+{
+	struct event_rec *slot = &exemplars[0];
+
+	pthread_mutex_lock(&exemplar_lock);
+	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
+		struct event_rec *x = &exemplars[i];
+
+		if (!x->seq || same_series(x, r)) {
+			slot = x;
+			break;
+		}
+		if (x->seq < slot->seq)
+			slot = x;
+	}
+	*slot = *r;
+	pthread_mutex_unlock(&exemplar_lock);
+}
+
 static void drop_entry(struct event_rec *r)
 {
 	const struct event *ev = &r->ev;
+	struct drop_detail *d = dd(r);
 	const struct ksym *sym = ksyms ? ksyms_find(ksyms, ev->drop.location) : NULL;
 	struct {
 		uint64_t location;
@@ -113,15 +173,15 @@ static void drop_entry(struct event_rec *r)
 	}
 	for (size_t i = 0; r->reason && i < sizeof(notes) / sizeof(notes[0]); i++)
 		if (!strcmp(notes[i].reason, r->reason)) {
-			r->explanation = notes[i].explanation;
-			r->hint = notes[i].hint;
+			d->explanation = notes[i].explanation;
+			d->hint = notes[i].hint;
 		}
 	/* Symbol-relative or nothing: a raw address would tell where the kernel is (KASLR). */
 	if (sym)
-		snprintf(r->function, sizeof(r->function), "%s+0x%" PRIx64, sym->name,
+		snprintf(d->function, sizeof(d->function), "%s+0x%" PRIx64, sym->name,
 			 (uint64_t)(ev->drop.location - sym->addr));
 	else
-		snprintf(r->function, sizeof(r->function), "__unknown__");
+		snprintf(d->function, sizeof(d->function), "__unknown__");
 	/* The kernel copies the device's name; without a device, our own netns can tell. */
 	memcpy(ifbuf, ev->drop.ifname, EV_IFNAMSIZ);
 	ifbuf[EV_IFNAMSIZ] = 0;
@@ -129,8 +189,61 @@ static void drop_entry(struct event_rec *r)
 	if (!ifbuf[0] && ev->ifindex && ev->netns == own_netns &&
 	    !if_indextoname(ev->ifindex, ifbuf))
 		ifbuf[0] = 0;
-	utf8_copy(r->ifname, sizeof(r->ifname), ifbuf);
+	utf8_copy(d->ifname, sizeof(d->ifname), ifbuf);
 	topk_add(&locations, &key, sizeof(key), r, 1);
+	remember_exemplar(r);
+}
+
+static void tcp_flags(char *buf, unsigned f)
+{
+	static const char *const names[8] = {
+		"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"
+	};
+
+	buf[0] = 0;
+	for (int i = 0; i < 8; i++)
+		if (f & 1u << i) {
+			if (buf[0])
+				strcat(buf, "|");
+			strcat(buf, names[i]);
+		}
+}
+
+
+static void drop_event_json(struct mbuf *m, const struct event_rec *r)
+{
+	const struct drop_detail *d = cdd(r);
+	char flags[40], buf[32];
+
+	tcp_flags(flags, r->ev.flow.tcp_flags);
+	mbuf_printf(m, ",\"tcp_flags\":\"%s\",\"len\":%u", flags, r->ev.drop.len);
+	json_str(m, "interface", d->ifname);
+	if (r->reason) {
+		json_str(m, "reason", r->reason);
+	} else {
+		snprintf(buf, sizeof(buf), "%u", r->ev.drop.reason);
+		json_str(m, "reason", buf);
+	}
+	json_str(m, "function", d->function);
+	if (d->explanation) {
+		json_str(m, "explanation", d->explanation);
+		json_str(m, "hint", d->hint);
+	}
+}
+
+static void drop_event_html(struct mbuf *m, const struct event_rec *r)
+{
+	const struct drop_detail *d = cdd(r);
+	if (r->reason)
+		escape_html(m, r->reason);
+	else
+		mbuf_printf(m, "%u", r->ev.drop.reason);
+	mbuf_puts(m, " at ");
+	escape_html(m, d->function);
+	if (d->ifname[0]) {
+		mbuf_puts(m, " on ");
+		escape_html(m, d->ifname);
+	}
 }
 
 static void drop_json(struct mbuf *m, double now)
@@ -141,6 +254,7 @@ static void drop_json(struct mbuf *m, double now)
 	mbuf_puts(m, "[");
 	for (size_t i = 0; i < n; i++) {
 		const struct event_rec *r = &top[i].e->last;
+		const struct drop_detail *d = cdd(r);
 		char num[16];
 
 		snprintf(num, sizeof(num), "%u", r->ev.drop.reason);
@@ -148,13 +262,13 @@ static void drop_json(struct mbuf *m, double now)
 			    (unsigned long long)top[i].count);
 		escape_json(m, r->reason ? r->reason : num);
 		mbuf_puts(m, "\",\"function\":\"");
-		escape_json(m, r->function);
+		escape_json(m, d->function);
 		mbuf_puts(m, "\"");
-		if (r->explanation) {
+		if (d->explanation) {
 			mbuf_puts(m, ",\"explanation\":\"");
-			escape_json(m, r->explanation);
+			escape_json(m, d->explanation);
 			mbuf_puts(m, "\",\"hint\":\"");
-			escape_json(m, r->hint);
+			escape_json(m, d->hint);
 			mbuf_puts(m, "\"");
 		}
 		mbuf_puts(m, "}");
@@ -171,17 +285,18 @@ static void drop_html(struct mbuf *m, double now)
 		     "<th>reason</th><th>function</th><th>explanation</th><th>hint</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct event_rec *r = &top[i].e->last;
+		const struct drop_detail *d = cdd(r);
 		char num[16];
 
 		snprintf(num, sizeof(num), "%u", r->ev.drop.reason);
 		mbuf_printf(m, "<tr><td>%llu</td><td>", (unsigned long long)top[i].count);
 		escape_html(m, r->reason ? r->reason : num);
 		mbuf_puts(m, "</td><td>");
-		escape_html(m, r->function);
+		escape_html(m, d->function);
 		mbuf_puts(m, "</td><td>");
-		escape_html(m, r->explanation ? r->explanation : "");
+		escape_html(m, d->explanation ? d->explanation : "");
 		mbuf_puts(m, "</td><td>");
-		escape_html(m, r->hint ? r->hint : "");
+		escape_html(m, d->hint ? d->hint : "");
 		mbuf_puts(m, "</td></tr>\n");
 	}
 	mbuf_puts(m, "</table>\n");
@@ -190,14 +305,72 @@ static void drop_html(struct mbuf *m, double now)
 static void drop_reset(void)
 {
 	topk_free(&locations);
+	pthread_mutex_lock(&exemplar_lock);
+	memset(exemplars, 0, sizeof(exemplars));
+	pthread_mutex_unlock(&exemplar_lock);
 	reasons = NULL;
 	ksyms = NULL;
 }
 
-const struct analyzer drop_analyzer = {
+bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const char *function,
+			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
+			  size_t len, double *time)
+{
+	static const uint8_t fam[NR_FAMILIES] = { 4, 6, 0, 0 };
+	static const uint8_t prot[NR_PROTOS] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
+						 IPPROTO_ICMPV6, 0 };
+	const struct event_rec *best = NULL;
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+	int n;
+
+	if (family >= NR_FAMILIES || proto >= NR_PROTOS)
+		return false;
+	pthread_mutex_lock(&exemplar_lock);
+	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
+		const struct event_rec *x = &exemplars[i];
+		const struct drop_detail *dx = cdd(x);
+		size_t fl = strcspn(dx->function, "+");
+
+		if (!x->seq || x->ev.drop.reason != reason || x->ev.flow.family != fam[family])
+			continue;
+		if (proto == PROTO_OTHER
+			    ? x->ev.flow.proto == IPPROTO_TCP || x->ev.flow.proto == IPPROTO_UDP ||
+				      x->ev.flow.proto == IPPROTO_ICMP ||
+				      x->ev.flow.proto == IPPROTO_ICMPV6
+			    : x->ev.flow.proto != prot[proto])
+			continue;
+		if ((netns && x->ev.netns != netns) || (ifname && strcmp(ifname, dx->ifname)) ||
+		    (function && (strlen(function) != fl || memcmp(function, dx->function, fl))))
+			continue;
+		if (!best || x->seq > best->seq)
+			best = x;
+	}
+	if (best) {
+		flow_addr(&best->ev.flow, true, s, sizeof(s));
+		flow_addr(&best->ev.flow, false, d, sizeof(d));
+		*time = best->time;
+		n = snprintf(buf, len, "%s%c%s%c%u%c%u", s, 0, d, 0, best->ev.flow.sport, 0,
+			     best->ev.flow.dport);
+		if (n > 0 && (size_t)n < len) {
+			labels_add(l, "saddr", buf);
+			buf += strlen(buf) + 1;
+			labels_add(l, "daddr", buf);
+			buf += strlen(buf) + 1;
+			labels_add(l, "sport", buf);
+			buf += strlen(buf) + 1;
+			labels_add(l, "dport", buf);
+		}
+	}
+	pthread_mutex_unlock(&exemplar_lock);
+	return best != NULL;
+}
+
+const struct event_desc drop_events = {
 	.name = "drop",
 	.init = drop_init,
-	.entry = { [EV_DROP] = drop_entry },
+	.entry = drop_entry,
+	.json = drop_event_json,
+	.html = drop_event_html,
 	.top_json = drop_json,
 	.top_html = drop_html,
 	.reset = drop_reset,

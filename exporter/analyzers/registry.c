@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "analyzer.h"
 
-extern const struct analyzer drop_analyzer;
-extern const struct analyzer retrans_analyzer;
-extern const struct analyzer rtt_analyzer;
+extern const struct event_desc drop_events;
+extern const struct event_desc retrans_events;
+extern const struct event_desc rtt_events;
 
-const struct analyzer *const analyzers[] = {
-	&drop_analyzer,
-	&retrans_analyzer,
-	&rtt_analyzer,
-	NULL,
+const struct event_desc *const event_descs[EV_NR_TYPES] = {
+	[EV_DROP] = &drop_events,
+	[EV_RETRANS] = &retrans_events,
+	[EV_RTT] = &rtt_events,
 };

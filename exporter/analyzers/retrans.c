@@ -1,17 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Retransmits: the flows with the most sampled retransmissions in the window. */
+/* Sampled retransmits: the flows with the most of them in the window. */
 #include <stdio.h>
 
 #include "analyzer.h"
 #include "kernel.h"
+#include "retrans.h"
 
 static struct topk flows;
+
+/* A sampled retransmit's own fields, in its record's detail. */
+struct retrans_detail {
+	char state[24]; /* TCP state name */
+};
+_Static_assert(sizeof(struct retrans_detail) <= EVENT_DETAIL_SIZE, "raise EVENT_DETAIL_SIZE");
+
+static struct retrans_detail *rd(struct event_rec *r)
+{
+	return (struct retrans_detail *)r->detail;
+}
+
+static const struct retrans_detail *crd(const struct event_rec *r)
+{
+	return (const struct retrans_detail *)r->detail;
+}
 static const struct tcp_states *states; /* owned by main, built before the consumer starts */
 
-static int retrans_init(struct kernel *k)
+static int retrans_init(const struct kernel *k)
 {
 	states = &k->states;
 	return 0;
+}
+
+static bool retrans_valid(const struct event *ev)
+{
+	return ev->retrans.kind < RT_NR_KINDS;
 }
 
 static void retrans_entry(struct event_rec *r)
@@ -20,10 +42,24 @@ static void retrans_entry(struct event_rec *r)
 	char num[16];
 
 	/* The number goes to a buffer of its own: snprintf's source must not be its target. */
-	snprintf(r->state, sizeof(r->state), "%s",
+	snprintf(rd(r)->state, sizeof(rd(r)->state), "%s",
 		 tcp_state_name(states, r->ev.retrans.state, num, sizeof(num)));
 	flow_key(&r->ev, key);
 	topk_add(&flows, key, sizeof(key), r, 1);
+}
+
+static void retrans_event_json(struct mbuf *m, const struct event_rec *r)
+{
+	json_str(m, "state", crd(r)->state);
+	mbuf_printf(m, ",\"kind\":\"%s\",\"srtt_us\":%u,\"cwnd\":%u",
+		    r->ev.retrans.kind == RT_KIND_SYNACK ? "synack" : "retransmit",
+		    r->ev.retrans.srtt_us, r->ev.retrans.cwnd);
+}
+
+static void retrans_event_html(struct mbuf *m, const struct event_rec *r)
+{
+	escape_html(m, crd(r)->state);
+	mbuf_printf(m, " srtt %u us", r->ev.retrans.srtt_us);
 }
 
 static void retrans_json(struct mbuf *m, double now)
@@ -39,7 +75,7 @@ static void retrans_json(struct mbuf *m, double now)
 			    (unsigned long long)top[i].count, r->ev.netns);
 		flow_json(m, &r->ev);
 		mbuf_puts(m, ",\"state\":\"");
-		escape_json(m, r->state);
+		escape_json(m, crd(r)->state);
 		mbuf_printf(m, "\",\"srtt_us\":%u,\"cwnd\":%u}", r->ev.retrans.srtt_us,
 			    r->ev.retrans.cwnd);
 	}
@@ -60,7 +96,7 @@ static void retrans_html(struct mbuf *m, double now)
 		mbuf_puts(m, "<tr>");
 		flow_html(m, &r->ev);
 		mbuf_printf(m, "<td>%llu</td><td>", (unsigned long long)top[i].count);
-		escape_html(m, r->state);
+		escape_html(m, crd(r)->state);
 		mbuf_printf(m, "</td><td>%u us</td></tr>\n", r->ev.retrans.srtt_us);
 	}
 	mbuf_puts(m, "</table>\n");
@@ -72,10 +108,13 @@ static void retrans_reset(void)
 	states = NULL;
 }
 
-const struct analyzer retrans_analyzer = {
+const struct event_desc retrans_events = {
 	.name = "retrans",
+	.valid = retrans_valid,
 	.init = retrans_init,
-	.entry = { [EV_RETRANS] = retrans_entry },
+	.entry = retrans_entry,
+	.json = retrans_event_json,
+	.html = retrans_event_html,
 	.top_json = retrans_json,
 	.top_html = retrans_html,
 	.reset = retrans_reset,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* RTT: the slowest flows in the window (samples above min_rtt_us only reach user space). */
+/* Sampled RTTs: the slowest flows in the window (samples above min_rtt_us only reach here). */
 #include "analyzer.h"
 
 static struct topk flows;
@@ -10,6 +10,16 @@ static void rtt_entry(struct event_rec *r)
 
 	flow_key(&r->ev, key);
 	topk_add(&flows, key, sizeof(key), r, r->ev.rtt.rtt_us);
+}
+
+static void rtt_event_json(struct mbuf *m, const struct event_rec *r)
+{
+	mbuf_printf(m, ",\"rtt_us\":%u,\"srtt_us\":%u", r->ev.rtt.rtt_us, r->ev.rtt.srtt_us);
+}
+
+static void rtt_event_html(struct mbuf *m, const struct event_rec *r)
+{
+	mbuf_printf(m, "rtt %u us", r->ev.rtt.rtt_us);
 }
 
 static void rtt_json(struct mbuf *m, double now)
@@ -52,9 +62,11 @@ static void rtt_reset(void)
 	topk_free(&flows);
 }
 
-const struct analyzer rtt_analyzer = {
+const struct event_desc rtt_events = {
 	.name = "rtt",
-	.entry = { [EV_RTT] = rtt_entry },
+	.entry = rtt_entry,
+	.json = rtt_event_json,
+	.html = rtt_event_html,
 	.top_json = rtt_json,
 	.top_html = rtt_html,
 	.reset = rtt_reset,

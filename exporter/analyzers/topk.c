@@ -95,17 +95,3 @@ void topk_free(struct topk *t)
 	t->e = NULL;
 	t->n = 0;
 }
-
-void flow_key(const struct event *ev, unsigned char key[TOPK_KEY])
-{
-	const struct event_flow *f = &ev->flow;
-
-	memset(key, 0, TOPK_KEY);
-	memcpy(key, &ev->netns, 4);
-	key[4] = f->family;
-	key[5] = f->proto;
-	memcpy(key + 6, &f->sport, 2);
-	memcpy(key + 8, &f->dport, 2);
-	memcpy(key + 10, f->saddr, 16);
-	memcpy(key + 26, f->daddr, 16);
-}

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Packet drops by kernel drop reason: bpf/drops.bpf.c counts, this file names and renders. */
 #define _GNU_SOURCE /* qsort_r */
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,13 +10,13 @@
 #include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
-#include "config.h"
 #include "drops.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "drops.skel.h"
 #include "drops_nokfunc.skel.h"
 #include "kernel.h"
 #include "log.h"
+#include "parse.h"
 #include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
@@ -116,29 +115,22 @@ static int drops_set(void *opts, const char *key, const char *value, char *err, 
  * tp_btf/kfree_skb must carry the drop reason (Linux 5.17 and later). *direct tells whether
  * the kernel has bpf_rdonly_cast (6.2), which the faster program variant needs.
  */
-static int probe_kernel(struct kernel *k, bool *direct)
+static int probe_kernel(const struct kernel *k, bool *direct)
 {
-	const struct btf *btf = kernel_btf(k);
-	int id, ret = -ENOENT;
+	const struct kernel_features *f = &k->features;
 
-	if (!btf) {
-		log_error("drops: no kernel BTF (/sys/kernel/btf/vmlinux): %s", strerror(errno));
+	if (f->btf_err) {
+		log_error("drops: no kernel BTF (/sys/kernel/btf/vmlinux): %s",
+			  strerror(-f->btf_err));
 		return -ENOENT;
 	}
-	id = btf__find_by_name_kind(btf, "btf_trace_kfree_skb", BTF_KIND_TYPEDEF);
-	if (id > 0) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-
-		t = btf__type_by_id(btf, t->type); /* pointer */
-		t = btf__type_by_id(btf, t->type); /* func proto: ctx, skb, location, reason... */
-		if (btf_is_func_proto(t) && btf_vlen(t) >= 4)
-			ret = 0;
-	}
-	if (ret)
+	*direct = f->rdonly_cast;
+	if (f->kfree_skb_args < 3) {
 		log_error("drops: kernel has no kfree_skb tracepoint with a drop reason "
 			  "(needs Linux 5.17 or later)");
-	*direct = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-	return ret;
+		return -ENOENT;
+	}
+	return 0;
 }
 
 /* One skeleton serves both objects: they are built from one source (bpf/drops_nokfunc.bpf.c). */
@@ -211,7 +203,7 @@ static void prog_name(char *buf, size_t len, unsigned mask, bool direct, bool sa
 		 mask & DROP_LABEL_INTERFACE ? "i" : "");
 }
 
-static int drops_start(struct kernel *k, const void *opts, void **state)
+static int drops_start(const struct kernel *k, const void *opts, void **state)
 {
 	struct drops *d;
 	struct bpf_program *p;

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* TCP retransmissions: bpf/retrans.bpf.c counts, this file names and renders. */
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,9 +9,9 @@
 #include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
-#include "config.h"
 #include "kernel.h"
 #include "log.h"
+#include "parse.h"
 #include "retrans.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
@@ -79,36 +78,18 @@ static int retrans_set(void *opts, const char *key, const char *value, char *err
 	return -1;
 }
 
-/* Arguments of a tracepoint in BTF (its func proto less the context), -1 if it does not exist. */
-static int tracepoint_args(const struct btf *btf, const char *name)
+static int probe_kernel(const struct kernel *k, bool *err_arg, bool *synack)
 {
-	char typedef_name[128];
-	const struct btf_type *t;
-	int id;
+	const struct kernel_features *f = &k->features;
 
-	snprintf(typedef_name, sizeof(typedef_name), "btf_trace_%s", name);
-	id = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF);
-	if (id <= 0)
-		return -1;
-	t = btf__type_by_id(btf, id);
-	t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
-	t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
-	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
-}
-
-static int probe_kernel(struct kernel *k, bool *err_arg, bool *synack)
-{
-	const struct btf *btf = kernel_btf(k);
-	int n;
-
-	if (!btf) {
-		log_error("retrans: no kernel BTF (/sys/kernel/btf/vmlinux): %s", strerror(errno));
+	if (f->btf_err) {
+		log_error("retrans: no kernel BTF (/sys/kernel/btf/vmlinux): %s",
+			  strerror(-f->btf_err));
 		return -ENOENT;
 	}
-	n = tracepoint_args(btf, "tcp_retransmit_skb");
-	*err_arg = n >= 3;
-	*synack = tracepoint_args(btf, "tcp_retransmit_synack") >= 2;
-	if (n < 2) {
+	*err_arg = f->tcp_retransmit_skb_args >= 3;
+	*synack = f->tcp_retransmit_synack_args >= 2;
+	if (f->tcp_retransmit_skb_args < 2) {
 		log_error("retrans: kernel has no tcp_retransmit_skb tracepoint in its BTF");
 		return -ENOENT;
 	}
@@ -127,7 +108,7 @@ static void retrans_stop(void *state)
 	free(rt);
 }
 
-static int retrans_start(struct kernel *k, const void *opts, void **state)
+static int retrans_start(const struct kernel *k, const void *opts, void **state)
 {
 	const struct retrans_opts *o = opts;
 	bool netns = o->label_mask & RT_LABEL_NETNS, synack, have_err;

@@ -2,7 +2,6 @@
 /* TCP round-trip times: bpf/rtt.bpf.c fills log2 histograms, this file attaches and renders. */
 #define _GNU_SOURCE /* setns */
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -19,9 +18,9 @@
 #include "bpfload.h"
 #include "bpfmap.h"
 #include "collector.h"
-#include "config.h"
 #include "kernel.h"
 #include "log.h"
+#include "parse.h"
 #include "rtt.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
@@ -109,47 +108,27 @@ static int rtt_set(void *opts, const char *key, const char *value, char *err, si
 	return -1;
 }
 
-static bool btf_has_enumerator(const struct btf *btf, const char *name)
-{
-	__u32 n = btf__type_cnt(btf);
-
-	for (__u32 id = 1; id < n; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		const struct btf_enum *e;
-
-		if (!btf_is_enum(t))
-			continue;
-		e = btf_enum(t);
-		for (int i = 0; i < btf_vlen(t); i++, e++)
-			if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
-				return true;
-	}
-	return false;
-}
-
 /*
  * Sockops RTT callbacks (Linux 5.3); the netns label reads the socket through skops->sk and
  * bpf_skc_to_tcp_sock (5.10, CAP_PERFMON). *iter tells whether the start-up pass can turn
  * callbacks on for open connections: iter/tcp with bpf_setsockopt(TCP_BPF_SOCK_OPS_CB_FLAGS)
  * (6.12).
  */
-static int probe_kernel(struct kernel *k, bool *iter)
+static int probe_kernel(const struct kernel *k, bool *iter)
 {
-	const struct btf *btf = kernel_btf(k);
-	int ret = 0;
+	const struct kernel_features *f = &k->features;
 
-	*iter = false;
-	if (!btf) {
-		log_error("rtt: no kernel BTF (/sys/kernel/btf/vmlinux): %s", strerror(errno));
+	*iter = f->iter_tcp_cb_flags;
+	if (f->btf_err) {
+		log_error("rtt: no kernel BTF (/sys/kernel/btf/vmlinux): %s",
+			  strerror(-f->btf_err));
 		return -ENOENT;
 	}
-	if (!btf_has_enumerator(btf, "BPF_SOCK_OPS_RTT_CB")) {
+	if (!f->sockops_rtt_cb) {
 		log_error("rtt: kernel has no sockops RTT callback (needs Linux 5.3 or later)");
-		ret = -ENOENT;
+		return -ENOENT;
 	}
-	*iter = btf__find_by_name_kind(btf, "bpf_iter__tcp", BTF_KIND_STRUCT) > 0 &&
-		btf_has_enumerator(btf, "TCP_BPF_SOCK_OPS_CB_FLAGS");
-	return ret;
+	return 0;
 }
 
 /* Undo the \ooo escapes of /proc/self/mountinfo paths in place. */
@@ -497,7 +476,7 @@ static bool callback_has_args(void)
 	return kernel_at_least(6, 10);
 }
 
-static int rtt_start(struct kernel *k, const void *opts, void **state)
+static int rtt_start(const struct kernel *k, const void *opts, void **state)
 {
 	const struct rtt_opts *o = opts;
 	struct rtt *rt;

@@ -102,19 +102,26 @@ static void test_live_bound_and_prefix(void)
 
 static void test_live_load_and_unknown(void)
 {
+	const struct ksyms *syms;
 	struct kernel k;
 	struct tcp_states t;
+	int err, err2;
 
-	/* The shared context: its names outlive the BTF they were read from. */
+	/* The shared context: its names and features outlive the BTF they were read from. */
 	kernel_init(&k);
 	CHECK(k.states_err == 0 && k.reasons_err == 0 && k.reasons.n > 0);
-	kernel_btf_release(&k);
-	CHECK(!k.btf);
 	check_name(&k.states, BPF_TCP_LISTEN, "LISTEN");
 	check_name(&k.states, 200, "200");
 	check_name(&k.states, TCP_STATES_MAX, "256");
 	check_name(&k.states, UINT32_MAX, "4294967295");
-	CHECK(kernel_btf(&k) != NULL); /* parsed again on demand (a reload's probes) */
+	/* What every kernel the exporter supports (5.17+) has. */
+	CHECK(k.features.btf_err == 0 && k.features.kfree_skb_args >= 3 &&
+	      k.features.tcp_retransmit_skb_args >= 2 && k.features.sockops_rtt_cb);
+	CHECK(k.features.tcp_retransmit_synack_args >= 2);
+	/* kallsyms: read on first use, once; the same table after. */
+	syms = kernel_ksyms(&k, &err);
+	CHECK(kernel_ksyms(&k, &err2) == syms && err2 == err);
+	CHECK(err ? syms->n == 0 : syms->n > 1000);
 	kernel_free(&k);
 
 	CHECK(tcp_states_from_btf(&t, vmlinux) == 0);
