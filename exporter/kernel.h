@@ -64,6 +64,9 @@ struct ksyms {
 
 int ksyms_load(struct ksyms *k, const char *path);
 /* Function containing addr, or NULL. */
+/* The name of a location kallsyms cannot name (or hides: no CAP_SYSLOG); never its address. */
+#define KSYM_UNKNOWN "__unknown__"
+
 const char *ksyms_lookup(const struct ksyms *k, uint64_t addr);
 /* Its symbol (name and start address, for function+0xoff), or NULL. */
 const struct ksym *ksyms_find(const struct ksyms *k, uint64_t addr);

@@ -87,7 +87,7 @@ static struct topk locations;
 struct drop_detail {
 	const char *explanation; /* the reason, one line, or NULL */
 	const char *hint;
-	char function[96];		  /* function+0xoff, or "__unknown__" */
+	char function[96];		  /* function+0xoff, or KSYM_UNKNOWN */
 	char ifname[3 * EV_IFNAMSIZ + 1]; /* valid UTF-8, as the drops collector's label */
 };
 _Static_assert(sizeof(struct drop_detail) <= EVENT_DETAIL_SIZE, "raise EVENT_DETAIL_SIZE");
@@ -116,7 +116,7 @@ static int drop_init(const struct kernel *k)
 		if (err)
 			log_warn(
 				"sampling: cannot read /proc/kallsyms (%s; addresses need "
-				"CAP_SYSLOG): drop functions will be \"__unknown__\"",
+				"CAP_SYSLOG): drop functions will be \"" KSYM_UNKNOWN "\"",
 				strerror(-err));
 	}
 	if (!stat("/proc/self/ns/net", &st))
@@ -181,7 +181,7 @@ static void drop_entry(struct event_rec *r)
 		snprintf(d->function, sizeof(d->function), "%s+0x%" PRIx64, sym->name,
 			 (uint64_t)(ev->drop.location - sym->addr));
 	else
-		snprintf(d->function, sizeof(d->function), "__unknown__");
+		snprintf(d->function, sizeof(d->function), KSYM_UNKNOWN);
 	/* The kernel copies the device's name; without a device, our own netns can tell. */
 	memcpy(ifbuf, ev->drop.ifname, EV_IFNAMSIZ);
 	ifbuf[EV_IFNAMSIZ] = 0;

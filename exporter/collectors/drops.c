@@ -40,8 +40,7 @@ struct drops_opts {
 _Static_assert(sizeof(struct drops_opts) <= COLLECTOR_OPTS_SIZE, "drops options too large");
 
 /* The function label of a location not in kallsyms (or without CAP_SYSLOG to read it). */
-#define UNKNOWN_FUNCTION "__unknown__"
-static const char unknown_function[] = UNKNOWN_FUNCTION;
+static const char unknown_function[] = KSYM_UNKNOWN;
 
 /* One rendered series before merging: several locations can share a function. */
 struct row {
@@ -230,7 +229,7 @@ static int drops_start(const struct kernel *k, const void *opts, void **state)
 		d->ksyms = kernel_ksyms(k, &err);
 		if (err)
 			log_warn("drops: cannot read /proc/kallsyms (%s; addresses need "
-				 "CAP_SYSLOG): function labels will be \"" UNKNOWN_FUNCTION "\"",
+				 "CAP_SYSLOG): function labels will be \"" KSYM_UNKNOWN "\"",
 				 strerror(-err));
 	}
 	d->skel = drops_open(direct);
