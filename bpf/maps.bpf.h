@@ -75,4 +75,21 @@ static __always_inline bool hash_add(void *map, const void *key, __u64 n)
 	return true;
 }
 
+/*
+ * Add n to a slot of a slot table (bpf/cpu_array.h): in this CPU's slice of stride counters, or
+ * with the netns label to (netns, slot) in the bounded hash. When the hash is full the slice
+ * takes it, so that sums without the label stay exact, and the result is false: the caller
+ * counts an overflow somewhere visible.
+ */
+static __always_inline bool slot_add(__u64 *slice, void *hash, __u32 netns, __u32 slot, __u64 n,
+				     const __u32 stride, const bool labelled)
+{
+	struct slot_key key = { .netns = netns, .slot = slot };
+
+	if (labelled && hash_add(hash, &key, n))
+		return true;
+	slice_add(slice, slot, n, stride);
+	return !labelled;
+}
+
 #endif

@@ -39,7 +39,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 1); /* resized to max_series */
-	__type(key, struct retrans_key);
+	__type(key, struct slot_key);
 	__type(value, __u64);
 } tcp_retransmits_netns SEC(".maps");
 
@@ -69,18 +69,8 @@ static __always_inline __u32 clamp_state(__u8 state)
 static __always_inline bool add(const struct sock *sk, __u64 *slice, __u32 slot, __u64 n,
 				const bool netns)
 {
-	struct retrans_key key = { .slot = slot };
-
-	if (!netns) {
-		slice_add(slice, slot, n, RT_STRIDE);
-		return true;
-	}
-	key.netns = sk->__sk_common.skc_net.net->ns.inum;
-	if (hash_add(&tcp_retransmits_netns, &key, n))
-		return true;
-	/* Map full: sums without the netns label stay exact. */
-	slice_add(slice, slot, n, RT_STRIDE);
-	return false;
+	return slot_add(slice, &tcp_retransmits_netns,
+			netns ? sk->__sk_common.skc_net.net->ns.inum : 0, slot, n, RT_STRIDE, netns);
 }
 
 static __always_inline void record_retransmit(const struct sock *sk, const struct sk_buff *skb,

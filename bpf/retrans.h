@@ -18,8 +18,7 @@ enum retrans_family { RT_IPV4, RT_IPV6, RT_OTHER, RT_NR_FAMILIES };
 #define RT_LABEL_NETNS (1u << 0)
 
 /*
- * One u64 counter per slot, the same slot numbers in the by-CPU array (default labels) and in
- * the hash key (optional labels): failures by family, the overflow count, then a pair per
+ * The slot table's slots (bpf/cpu_array.h), one u64 counter each: failures by family, the overflow count, then a pair per
  * (kind, family, state), packets then segments, side by side so that one retransmission
  * touches one cache line.
  */
@@ -32,11 +31,5 @@ enum retrans_family { RT_IPV4, RT_IPV6, RT_OTHER, RT_NR_FAMILIES };
 #define RT_NR_SLOTS RT_PACKETS(RT_NR_KINDS, 0, 0)
 /* Each CPU's slice of the by-CPU array tcp_retransmits (bpf/maps.bpf.h). */
 #define RT_STRIDE CPU_STRIDE(RT_NR_SLOTS)
-
-/* Key of the optional-label hash: the array slot plus the optional labels. */
-struct retrans_key {
-	__u32 netns;
-	__u32 slot;
-};
 
 #endif

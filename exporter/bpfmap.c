@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#define _GNU_SOURCE /* qsort_r */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "bpfmap.h"
+#include "cpu_array.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP 524 /* kernel-internal, returned by some map types */
@@ -193,4 +195,92 @@ void percpu_reader_free(struct percpu_reader *r)
 	map_view_free((const void *)r->mapped, r->mapped_len);
 	r->keys = r->values = r->sums = r->raw = NULL;
 	r->mapped = NULL;
+}
+
+int slot_table_init(struct slot_table *t, int array_fd, uint32_t slots, uint32_t stride,
+		    int hash_fd, uint32_t hash_entries, bool labelled, slot_series_fn series)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->slots = slots;
+	t->labelled = labelled;
+	t->series = series;
+	err = cpu_array_reader_init(&t->array, array_fd, slots, stride);
+	if (!err && labelled)
+		err = percpu_reader_init(&t->hash, hash_fd, sizeof(struct slot_key), hash_entries);
+	if (err)
+		slot_table_free(t);
+	return err;
+}
+
+static int cmp_slot_row(const void *a, const void *b, void *table)
+{
+	const struct slot_row *x = a, *y = b;
+	const struct slot_table *t = table;
+	uint32_t sx = t->series(x->slot), sy = t->series(y->slot);
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	if (x->overflow != y->overflow)
+		return x->overflow - y->overflow;
+	return x->netns < y->netns ? -1 : x->netns > y->netns;
+}
+
+static void add_row(struct slot_table *t, size_t *n, uint32_t slot, uint32_t netns, bool overflow,
+		    uint64_t value)
+{
+	if (slot < t->slots && t->series(slot) != SLOT_NONE)
+		t->rows[(*n)++] = (struct slot_row){ slot, netns, overflow, value };
+}
+
+int slot_table_read(struct slot_table *t, const uint32_t *always, size_t n_always)
+{
+	int na, nh = 0;
+	size_t n = 0, out = 0;
+
+	na = percpu_reader_read(&t->array);
+	if (na >= 0 && t->labelled)
+		nh = percpu_reader_read(&t->hash);
+	if (na < 0 || nh < 0)
+		return na < 0 ? na : nh;
+	if ((size_t)(na + nh) + n_always > t->cap) {
+		struct slot_row *r = realloc(t->rows, (na + nh + n_always) * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		t->rows = r;
+		t->cap = na + nh + n_always;
+	}
+	for (size_t i = 0; !t->labelled && i < n_always; i++)
+		add_row(t, &n, always[i], 0, false, 0);
+	for (int i = 0; i < na; i++)
+		if (t->array.sums[i])
+			add_row(t, &n, i, 0, t->labelled, t->array.sums[i]);
+	for (int i = 0; i < nh; i++) {
+		const struct slot_key *k = (const struct slot_key *)t->hash.keys + i;
+
+		add_row(t, &n, k->slot, k->netns, false, t->hash.sums[i]);
+	}
+	qsort_r(t->rows, n, sizeof(*t->rows), cmp_slot_row, t);
+	for (size_t i = 0; i < n; i++) {
+		if (out && !cmp_slot_row(&t->rows[out - 1], &t->rows[i], t))
+			t->rows[out - 1].value += t->rows[i].value;
+		else
+			t->rows[out++] = t->rows[i];
+	}
+	return (int)out;
+}
+
+uint64_t slot_table_unlabelled(const struct slot_table *t, uint32_t slot)
+{
+	return slot < t->slots ? t->array.sums[slot] : 0;
+}
+
+void slot_table_free(struct slot_table *t)
+{
+	percpu_reader_free(&t->array);
+	percpu_reader_free(&t->hash);
+	free(t->rows);
+	t->rows = NULL;
 }

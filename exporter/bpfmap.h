@@ -2,6 +2,7 @@
 #ifndef NETSTACK_BPFMAP_H
 #define NETSTACK_BPFMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,5 +37,45 @@ int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint3
 /* Read every entry (batch lookup, or key by key where the kernel lacks it); count or -errno. */
 int percpu_reader_read(struct percpu_reader *r);
 void percpu_reader_free(struct percpu_reader *r);
+
+/*
+ * A slot table (bpf/cpu_array.h) read back as series: each row one series, its counters summed
+ * over CPUs and over the slots the collector maps to the same series.
+ */
+struct slot_row {
+	uint32_t slot;	/* the series' first slot */
+	uint32_t netns; /* labelled only */
+	bool overflow;	/* labelled, but counted without the label: the hash was full */
+	uint64_t value;
+};
+
+/*
+ * A collector's series of a slot: rows sort by it, and slots with the same series, netns and
+ * overflow add up. SLOT_NONE: not a series (an overflow counter, say).
+ */
+typedef uint32_t (*slot_series_fn)(uint32_t slot);
+#define SLOT_NONE UINT32_MAX
+
+struct slot_table {
+	struct percpu_reader array, hash;
+	uint32_t slots;
+	bool labelled;
+	slot_series_fn series;
+	struct slot_row *rows;
+	size_t cap;
+};
+
+/* hash_fd is read only when labelled (then with hash_entries entries). */
+int slot_table_init(struct slot_table *t, int array_fd, uint32_t slots, uint32_t stride,
+		    int hash_fd, uint32_t hash_entries, bool labelled, slot_series_fn series);
+/*
+ * Read both maps into t->rows, sorted by (series, overflow, netns): the count of rows or
+ * -errno. Without the label, the slots in always[] are rows even when zero (series that must
+ * exist from the start); non-zero slots always are.
+ */
+int slot_table_read(struct slot_table *t, const uint32_t *always, size_t n_always);
+/* A slot's count without the label (an overflow counter, say), as of the last read. */
+uint64_t slot_table_unlabelled(const struct slot_table *t, uint32_t slot);
+void slot_table_free(struct slot_table *t);
 
 #endif

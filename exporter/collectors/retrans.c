@@ -36,13 +36,26 @@ _Static_assert(sizeof(struct retrans_opts) <= COLLECTOR_OPTS_SIZE, "retrans opti
 /* The families, in the order they are rendered. */
 enum metric { M_PACKETS, M_SEGMENTS, M_FAILURES };
 
-/* One series before merging: segments of every (kind, state) of a family add up. */
-struct row {
-	uint8_t metric;
-	uint32_t id;   /* M_PACKETS: its slot; otherwise the family */
-	bool overflow; /* netns unknown: the hash was full */
-	uint32_t netns;
-	uint64_t value;
+/* A slot's series: the metric, then packets by slot, segments and failures by family. */
+static uint32_t slot_series(uint32_t slot)
+{
+	uint32_t pair = (slot - RT_PAIR_BASE) / 2;
+
+	if (slot < RT_OVERFLOW)
+		return M_FAILURES << 16 | slot;
+	if (slot == RT_OVERFLOW)
+		return SLOT_NONE;
+	if ((slot - RT_PAIR_BASE) % 2)
+		return M_SEGMENTS << 16 | pair / RT_NR_STATES % RT_NR_FAMILIES;
+	return M_PACKETS << 16 | slot;
+}
+
+/* Without optional labels, IPv4 and IPv6 segments and failures exist from the start. */
+static const uint32_t always[] = {
+	RT_SEGMENTS(0, RT_IPV4, 0),
+	RT_SEGMENTS(0, RT_IPV6, 0),
+	RT_FAILURES(RT_IPV4),
+	RT_FAILURES(RT_IPV6),
 };
 
 /* A running retrans collector. */
@@ -50,11 +63,9 @@ struct retrans {
 	struct retrans_opts cfg;
 	struct retrans_bpf *skel;
 	const struct tcp_states *states; /* owned by main */
-	struct percpu_reader by_slot, by_key;
+	struct slot_table counts;
 	bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
 	bool logged_overflow, logged_unknown;
-	struct row *rows;
-	size_t rows_cap;
 };
 
 static void retrans_reset(void *opts)
@@ -102,9 +113,7 @@ static void retrans_stop(void *state)
 
 	events_unloaded(EV_RETRANS);
 	retrans_bpf__destroy(rt->skel);
-	percpu_reader_free(&rt->by_slot);
-	percpu_reader_free(&rt->by_key);
-	free(rt->rows);
+	slot_table_free(&rt->counts);
 	free(rt);
 }
 
@@ -159,12 +168,9 @@ static int retrans_start(const struct kernel *k, const void *opts, void **state)
 				 "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack", EV_RETRANS);
 	if (err)
 		goto cleanup;
-	err = cpu_array_reader_init(&rt->by_slot, bpf_map__fd(rt->skel->maps.tcp_retransmits),
-				    RT_NR_SLOTS, RT_STRIDE);
-	if (!err)
-		err = percpu_reader_init(&rt->by_key,
-					 bpf_map__fd(rt->skel->maps.tcp_retransmits_netns),
-					 sizeof(struct retrans_key), hash_size);
+	err = slot_table_init(&rt->counts, bpf_map__fd(rt->skel->maps.tcp_retransmits), RT_NR_SLOTS,
+			      RT_STRIDE, bpf_map__fd(rt->skel->maps.tcp_retransmits_netns),
+			      hash_size, netns, slot_series);
 	if (err)
 		goto cleanup;
 	*state = rt;
@@ -190,43 +196,17 @@ cleanup:
 	return err;
 }
 
-static int cmp_row(const void *a, const void *b)
+static void render_row(struct retrans *rt, struct expo *e, const struct slot_row *r)
 {
-	const struct row *x = a, *y = b;
-
-	if (x->metric != y->metric)
-		return x->metric - y->metric;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	if (x->overflow != y->overflow)
-		return x->overflow - y->overflow;
-	return x->netns < y->netns ? -1 : x->netns > y->netns;
-}
-
-/* The row a slot's counter belongs to. */
-static struct row slot_row(uint32_t slot, uint64_t value)
-{
-	struct row r = { .id = slot, .value = value };
-	uint32_t pair = (slot - RT_PAIR_BASE) / 2;
-
-	if (slot < RT_OVERFLOW) {
-		r.metric = M_FAILURES;
-	} else if ((slot - RT_PAIR_BASE) % 2) {
-		r.metric = M_SEGMENTS;
-		r.id = pair / RT_NR_STATES % RT_NR_FAMILIES;
-	} else {
-		r.metric = M_PACKETS;
-	}
-	return r;
-}
-
-static void render_row(struct retrans *rt, struct expo *e, const struct row *r)
-{
+	uint32_t pair = (r->slot - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
 	char state_buf[16], netns_buf[16];
 	struct labels l = { 0 };
 
-	if (r->metric == M_PACKETS) {
-		uint32_t pair = (r->id - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
+	if (r->slot < RT_OVERFLOW) {
+		labels_add(&l, "family", family_names[r->slot]);
+	} else if (slot_series(r->slot) >> 16 == M_SEGMENTS) {
+		labels_add(&l, "family", family_names[pair / RT_NR_STATES % RT_NR_FAMILIES]);
+	} else {
 		const char *name = tcp_state_name(rt->states, state, state_buf, sizeof(state_buf));
 
 		if (name == state_buf)
@@ -237,8 +217,6 @@ static void render_row(struct retrans *rt, struct expo *e, const struct row *r)
 		labels_add(&l, "family", family_names[pair / RT_NR_STATES % RT_NR_FAMILIES]);
 		labels_add(&l, "kind", kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES]);
 		labels_add(&l, "state", name);
-	} else {
-		labels_add(&l, "family", family_names[r->id]);
 	}
 	if (rt->cfg.label_mask & RT_LABEL_NETNS) {
 		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
@@ -262,64 +240,21 @@ static const struct {
 static int retrans_collect(void *state, struct expo *e)
 {
 	struct retrans *rt = state;
-	uint64_t overflowed = 0;
-	size_t n = 0, i = 0;
-	int na, nk = 0;
+	int n = slot_table_read(&rt->counts, always, sizeof(always) / sizeof(always[0])), i = 0;
+	uint64_t overflowed;
 
-	na = percpu_reader_read(&rt->by_slot);
-	if (na >= 0 && rt->cfg.label_mask)
-		nk = percpu_reader_read(&rt->by_key);
-	if (na < 0 || nk < 0) {
-		log_warn("retrans: cannot read maps: %s", strerror(-(na < 0 ? na : nk)));
+	if (n < 0) {
+		log_warn("retrans: cannot read maps: %s", strerror(-n));
 		return -1;
 	}
-	if ((size_t)(na + nk) + 4 > rt->rows_cap) {
-		struct row *r = realloc(rt->rows, (na + nk + 4) * sizeof(*r));
-
-		if (!r)
-			return -1;
-		rt->rows = r;
-		rt->rows_cap = na + nk + 4;
-	}
-	/* Without optional labels, IPv4 and IPv6 segments and failures always exist. */
-	if (!rt->cfg.label_mask) {
-		for (uint32_t f = RT_IPV4; f <= RT_IPV6; f++) {
-			rt->rows[n++] = (struct row){ .metric = M_SEGMENTS, .id = f };
-			rt->rows[n++] = (struct row){ .metric = M_FAILURES, .id = f };
-		}
-	}
-	for (int k = 0; k < na; k++) {
-		uint32_t slot = k;
-
-		if (slot == RT_OVERFLOW)
-			overflowed = rt->by_slot.sums[k];
-		if (slot == RT_OVERFLOW || slot >= RT_NR_SLOTS || !rt->by_slot.sums[k])
-			continue;
-		rt->rows[n] = slot_row(slot, rt->by_slot.sums[k]);
-		rt->rows[n++].overflow = rt->cfg.label_mask != 0;
-	}
-	for (int k = 0; k < nk; k++) {
-		const struct retrans_key *key = (struct retrans_key *)rt->by_key.keys + k;
-
-		if (key->slot == RT_OVERFLOW || key->slot >= RT_NR_SLOTS)
-			continue;
-		rt->rows[n] = slot_row(key->slot, rt->by_key.sums[k]);
-		rt->rows[n++].netns = key->netns;
-	}
-	qsort(rt->rows, n, sizeof(*rt->rows), cmp_row);
-
-	for (int m = M_PACKETS; m <= M_FAILURES; m++) {
+	for (uint32_t m = M_PACKETS; m <= M_FAILURES; m++) {
 		if (m == M_FAILURES && !rt->have_err)
 			break;
 		expo_family(e, families[m].name, METRIC_COUNTER, families[m].help);
-		for (; i < n && rt->rows[i].metric == m; i++) {
-			if (i + 1 < n && !cmp_row(&rt->rows[i], &rt->rows[i + 1])) {
-				rt->rows[i + 1].value += rt->rows[i].value;
-				continue;
-			}
-			render_row(rt, e, &rt->rows[i]);
-		}
+		for (; i < n && slot_series(rt->counts.rows[i].slot) >> 16 == m; i++)
+			render_row(rt, e, &rt->counts.rows[i]);
 	}
+	overflowed = slot_table_unlabelled(&rt->counts, RT_OVERFLOW);
 	if (overflowed)
 		log_once(rt->logged_overflow, LOG_WARN,
 			 "retrans: map tcp_retransmits_netns is full (max_series=%u); further "
