@@ -595,9 +595,10 @@ void status_page(const struct status *s, struct mbuf *m, const char *metrics_pat
 	for (unsigned k = 0; k < NR_SOURCES; k++)
 		series_html(m, s, &s->series[k], &sources[k]);
 	mbuf_printf(m,
-		    "<p class=\"note\">A sample every %d s, the last %d kept; rates are per "
-		    "second between two samples, summed over every label but reason.</p>\n",
-		    STATUS_STEP, STATUS_POINTS);
+		    "<p class=\"note\">A sample every %d s (<span class=\"samples\">%u</span> so "
+		    "far), the last %d kept; rates are per second between two samples, summed over "
+		    "every label but reason.</p>\n",
+		    STATUS_STEP, s->samples, STATUS_POINTS);
 	events_status_html(m);
 	mbuf_puts(m, "</body></html>\n");
 }
