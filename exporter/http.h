@@ -12,6 +12,7 @@
  * process may still (ports below 1024, files only root reads); start serves in
  * libmicrohttpd's own thread, after privileges are dropped so the thread inherits the dropped
  * state (capabilities are per thread). Both 0 or -1 (logged); http_stop cleans up either.
+ * status (main's, until after http_stop) is what the status page shows.
  */
 struct status;
 int http_open(const struct config *cfg, const struct status *status);
