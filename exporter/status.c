@@ -404,10 +404,11 @@ static void row_label(struct mbuf *m, const struct row_view *v, const char *span
 	mbuf_printf(m, ": %s/s now, peak %s/s, %" PRIu64 " in %s", now, peak, v->sum, span);
 }
 
+/* x by time over the window (since: its start), so the line spans what the header says. */
 static void sparkline(struct mbuf *m, const struct status *s, const struct series *se,
-		      const struct row_view *v, const char *span, const char *color)
+		      const struct row_view *v, double since, const char *span, const char *color)
 {
-	double newest = s->t[slot(s, 0)], width = (double)STATUS_POINTS * STATUS_STEP;
+	double newest = s->t[slot(s, 0)], width = newest > since ? newest - since : 1;
 
 	mbuf_printf(m,
 		    "<td><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -417,7 +418,7 @@ static void sparkline(struct mbuf *m, const struct status *s, const struct serie
 	mbuf_puts(m, "\"><title>");
 	row_label(m, v, span);
 	mbuf_printf(m, "</title><polyline fill=\"none\" stroke=\"%s\" points=\"", color);
-	/* Oldest first, x by time; the first interval's start too, so one point is a line. */
+	/* Oldest first, and the first interval's start too, so one point is a line. */
 	for (int k = (int)se->n - 1; k >= 0; k--) {
 		unsigned i = slot(s, (unsigned)k);
 		double r = s->dt[i] > 0 ? v->row->inc[i] / s->dt[i] : 0;
@@ -559,7 +560,7 @@ static void series_html(struct mbuf *m, const struct status *s, const struct ser
 		else
 			other_label(m, se, since);
 		mbuf_printf(m, "</td><td class=\"num\">%s</td>", now);
-		sparkline(m, s, se, &v[k], span, src->color);
+		sparkline(m, s, se, &v[k], since, span, src->color);
 		mbuf_printf(m,
 			    "<td class=\"num\">%" PRIu64 "</td><td class=\"num\">%" PRIu64
 			    "</td></tr>\n",

@@ -180,6 +180,8 @@ static void test_collecting_then_rates(void)
 	CHECK(c.ny == 3);
 	CHECK(c.y[0] == c.y[1] && c.y[2] < c.y[1]);
 	CHECK(c.y[2] == 1 && c.y[0] == 19);
+	/* x by time over the 30 s the header names. */
+	CHECK(strstr(p, "points=\"0,19 60,19 120,1\""));
 	CHECK(strstr(p, "aria-label=\"NETFILTER_DROP: 200/s now, peak 200/s, 3000 in 30 s\""));
 	CHECK(strstr(p, "<title>NETFILTER_DROP: 200/s now, peak 200/s, 3000 in 30 s</title>"));
 	free(p);
