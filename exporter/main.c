@@ -410,6 +410,7 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
+	status_tick(status); /* the first reading, so the page never shows none */
 	if (http_start()) {
 		exit_code = 1;
 		goto out;
