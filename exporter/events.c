@@ -627,9 +627,14 @@ void events_status_html(struct mbuf *m)
 	for (int t = 1; t < EV_NR_TYPES; t++)
 		if (event_descs[t])
 			event_descs[t]->top_html(m, now);
-	mbuf_puts(m, "<h2>Latest sampled events</h2>\n<table class=\"events\">\n<tr><th>time</th>"
-		     "<th>type</th><th>protocol</th><th>netns</th><th>source</th>"
-		     "<th>destination</th><th>detail</th></tr>\n");
+	mbuf_puts(m, "<h2>Latest sampled events</h2>\n");
+	if (!store_n)
+		mbuf_puts(m, "<p class=\"empty\">No sampled events yet (sampling is off by "
+			     "default: [sampling] *_sample_rate).</p>\n");
+	else
+		mbuf_puts(m, "<table class=\"events\">\n<tr><th>time</th><th>type</th>"
+			     "<th>protocol</th><th>netns</th><th>source</th><th>destination</th>"
+			     "<th>detail</th></tr>\n");
 	/* Newest first. */
 	for (size_t k = 0; k < store_n && k < HTML_EVENTS; k++) {
 		const struct event_rec *r = stored(store_n - 1 - k);
@@ -644,6 +649,7 @@ void events_status_html(struct mbuf *m)
 		event_descs[r->ev.type]->html(m, r);
 		mbuf_puts(m, "</td></tr>\n");
 	}
-	mbuf_puts(m, "</table>\n");
+	if (store_n)
+		mbuf_puts(m, "</table>\n");
 	pthread_mutex_unlock(&lock);
 }

@@ -40,6 +40,8 @@ struct web {
 	struct MHD_Daemon *daemon;
 	struct guard *guard; /* daemon's; a daemon's connections find theirs themselves */
 	int listen_fd; /* bound by http_open, until a daemon takes it over */
+	/* What the status page shows: main's. */
+	const struct status *status;
 	/* SHA-256 of credentials bcrypt accepted (HTTP thread only; a reload starts afresh). */
 	unsigned char granted[AUTH_CACHE][32];
 	unsigned n_granted;
@@ -75,13 +77,13 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn)
 	return ret;
 }
 
-static enum MHD_Result serve_landing(struct MHD_Connection *conn, const struct config *config)
+static enum MHD_Result serve_landing(struct MHD_Connection *conn, const struct web *w)
 {
 	struct mbuf page = { 0 };
 	enum MHD_Result ret;
 
 	scrape_lock();
-	status_page(&page, config->metrics_path);
+	status_page(w->status, &page, w->cfg.metrics_path);
 	scrape_unlock();
 	ret = page.oom ? http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n")
 		       : http_send_mbuf(conn, "text/html; charset=utf-8", &page, false);
@@ -243,7 +245,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!strcmp(url, w->cfg.metrics_path))
 		return serve_metrics(conn);
 	if (!strcmp(url, "/"))
-		return serve_landing(conn, &w->cfg);
+		return serve_landing(conn, w);
 	if (!strcmp(url, "/healthz"))
 		return http_send_text(conn, MHD_HTTP_OK, "ok\n");
 	if (!strcmp(url, "/events") || !strncmp(url, "/events/", 8))
@@ -616,7 +618,7 @@ static int listen_socket(const struct web *w)
 	return fd;
 }
 
-int http_open(const struct config *cfg)
+int http_open(const struct config *cfg, const struct status *status)
 {
 	char err[512] = "";
 	struct web *w = web_new(cfg, err, sizeof(err));
@@ -627,6 +629,7 @@ int http_open(const struct config *cfg)
 		web_free(w);
 		return -1;
 	}
+	w->status = status;
 	active = w;
 	return 0;
 }
@@ -667,6 +670,7 @@ int http_begin(struct web *w, char *err, size_t errlen)
 	int fd;
 
 	strcpy(w->cfg.listen_address, active->cfg.listen_address);
+	w->status = active->status;
 	/*
 	 * The new daemon gets a duplicate of the listening socket: libmicrohttpd closes what it
 	 * was handed when it fails to start, and the running daemon must keep its own.
@@ -734,5 +738,4 @@ void http_stop(void)
 	active = NULL;
 	mbuf_free(&body);
 	mbuf_free(&gz);
-	status_free();
 }

@@ -12,8 +12,10 @@
  * process may still (ports below 1024, files only root reads); start serves in
  * libmicrohttpd's own thread, after privileges are dropped so the thread inherits the dropped
  * state (capabilities are per thread). Both 0 or -1 (logged); http_stop cleans up either.
+ * status (main's, until after http_stop) is what the status page shows.
  */
-int http_open(const struct config *cfg);
+struct status;
+int http_open(const struct config *cfg, const struct status *status);
 int http_start(void);
 /*
  * A reload in three steps. Prepare reads and checks what a new configuration needs (the TLS

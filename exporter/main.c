@@ -2,6 +2,7 @@
 /* netstack_exporter: flags, configuration, collector lifecycle and signals. */
 #define _GNU_SOURCE /* vasprintf */
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@
 #include "pin.h"
 #include "privs.h"
 #include "scrape.h"
+#include "status.h"
 #include "version.h"
 
 static const char usage[] =
@@ -236,6 +238,7 @@ int main(int argc, char **argv)
 	bool check = false, strict = false, unpin = false;
 	/* The collectors as they run, in registry order, then an end mark (ops NULL). */
 	struct collector run[MAX_COLLECTORS + 1] = { 0 };
+	struct status *status = NULL;
 	struct overrides over;
 	struct kernel kernel;
 	struct config cfg;
@@ -378,7 +381,13 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	malloc_trim(0);
-	if (http_open(&cfg)) {
+	status = status_new();
+	if (!status) {
+		log_error("out of memory");
+		exit_code = 1;
+		goto out;
+	}
+	if (http_open(&cfg, status)) {
 		exit_code = 1;
 		goto out;
 	}
@@ -401,13 +410,23 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
+	status_tick(status); /* the first reading, so the page never shows none */
 	if (http_start()) {
 		exit_code = 1;
 		goto out;
 	}
 	log_info("netstack_exporter %s started with %d collector(s) attached", NETSTACK_VERSION,
 		 started);
-	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
+	/* Between signals, the status page's samples. */
+	for (;;) {
+		double wait = status_tick(status);
+		struct timespec ts = { (time_t)wait, (long)((wait - (time_t)wait) * 1e9) };
+
+		sig = sigtimedwait(&sigs, NULL, &ts);
+		if (sig < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (sig != SIGHUP)
+			break;
 		if (config_path)
 			reload(config_path, &text, &cfg, &over, &kernel, run);
 		else
@@ -421,6 +440,7 @@ out:
 	for (struct collector *c = run; c->ops; c++)
 		if (c->state)
 			c->ops->stop(c->state);
+	status_free(status);  /* the HTTP daemons that read it are stopped */
 	kernel_free(&kernel); /* every thread that reads it is joined */
 	free(text);
 	return exit_code;

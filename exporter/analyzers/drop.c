@@ -281,8 +281,13 @@ static void drop_html(struct mbuf *m, double now)
 	struct topk_item top[TOPK_K];
 	size_t n = topk_top(&locations, now, false, top);
 
-	mbuf_puts(m, "<h2>Top drop locations</h2>\n<table class=\"top-drops\">\n<tr><th>drops</th>"
-		     "<th>reason</th><th>function</th><th>explanation</th><th>hint</th></tr>\n");
+	mbuf_puts(m, "<h2>Top drop locations</h2>\n");
+	if (!n) {
+		mbuf_puts(m, "<p class=\"empty\">No drops sampled in the last minute.</p>\n");
+		return;
+	}
+	mbuf_puts(m, "<table class=\"top-drops\">\n<tr><th>drops</th><th>reason</th>"
+		     "<th>function</th><th>explanation</th><th>hint</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct event_rec *r = &top[i].e->last;
 		const struct drop_detail *d = cdd(r);

@@ -87,7 +87,12 @@ static void retrans_html(struct mbuf *m, double now)
 	struct topk_item top[TOPK_K];
 	size_t n = topk_top(&flows, now, false, top);
 
-	mbuf_puts(m, "<h2>Top retransmitting flows</h2>\n<table class=\"top-retrans\">\n<tr>"
+	mbuf_puts(m, "<h2>Top retransmitting flows</h2>\n");
+	if (!n) {
+		mbuf_puts(m, "<p class=\"empty\">No retransmits sampled in the last minute.</p>\n");
+		return;
+	}
+	mbuf_puts(m, "<table class=\"top-retrans\">\n<tr>"
 		     "<th>protocol</th><th>netns</th><th>source</th><th>destination</th>"
 		     "<th>retransmits</th><th>state</th><th>srtt</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {

@@ -45,7 +45,12 @@ static void rtt_html(struct mbuf *m, double now)
 	struct topk_item top[TOPK_K];
 	size_t n = topk_top(&flows, now, true, top);
 
-	mbuf_puts(m, "<h2>Slowest flows (RTT)</h2>\n<table class=\"top-rtt\">\n<tr>"
+	mbuf_puts(m, "<h2>Slowest flows (RTT)</h2>\n");
+	if (!n) {
+		mbuf_puts(m, "<p class=\"empty\">No RTT samples in the last minute.</p>\n");
+		return;
+	}
+	mbuf_puts(m, "<table class=\"top-rtt\">\n<tr>"
 		     "<th>protocol</th><th>netns</th><th>source</th><th>destination</th>"
 		     "<th>max RTT</th><th>samples</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
