@@ -156,7 +156,8 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  * sampling settings changed; keys only a restart applies are logged by name.
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
-		   const struct kernel *k, struct collector *run)
+		   const struct kernel *k, struct collector *run, struct pods *pods,
+		   struct http *http)
 {
 	struct web *web = NULL;
 	struct config next;
@@ -172,7 +173,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	if (new_text && !config_load_text(&next, path, new_text, len, err, sizeof(err))) {
 		apply_overrides(&next, o);
 		web = http_prepare(&next, err, sizeof(err));
-		if (web && http_begin(web, err, sizeof(err)))
+		if (web && http_begin(http, web, err, sizeof(err)))
 			web = NULL;
 	}
 	if (!web) {
@@ -210,13 +211,13 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	if (events_start(k))
 		log_error(
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
-	if (pods_reconfigure(&next.pods))
+	if (pods_reconfigure(pods, &next.pods))
 		log_error("reload: pods: cannot start the resolver; no pod labels");
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(true);
 	scrape_unlock();
-	http_retire();
+	http_retire(http);
 	free(*text);
 	*text = new_text;
 	log_info("reload: %s applied%s%s", path, restart[0] ? "; needs a restart: " : "", restart);
@@ -238,6 +239,8 @@ int main(int argc, char **argv)
 	struct collector run[MAX_COLLECTORS + 1] = { 0 };
 	struct overrides over;
 	struct kernel kernel;
+	struct pods *pods = NULL;
+	struct http *http = NULL;
 	struct config cfg;
 	char err[512], *text = NULL;
 	size_t len = 0;
@@ -350,7 +353,11 @@ int main(int argc, char **argv)
 	 */
 	kernel_init(&kernel);
 	events_configure(&cfg.sampling);
-	pods_configure(&cfg.pods);
+	pods = pods_new(&cfg.pods);
+	if (!pods) {
+		exit_code = 1;
+		goto out;
+	}
 	scrape_reload_result(true); /* start-up counts as a successful load */
 	for (int i = 0; collectors[i]; i++) {
 		struct collector *c = &run[i];
@@ -369,6 +376,7 @@ int main(int argc, char **argv)
 		}
 	}
 	scrape_set_collectors(run);
+	scrape_set_pods(pods);
 	/*
 	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the
 	 * scrape's large transient blocks (the response copy) go back to the system after each
@@ -378,7 +386,8 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	malloc_trim(0);
-	if (http_open(&cfg)) {
+	http = http_open(&cfg);
+	if (!http) {
 		exit_code = 1;
 		goto out;
 	}
@@ -396,12 +405,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Before HTTP: a scrape may ask for its filters from the first request on. */
-	if (pods_start()) {
+	if (pods_start(pods)) {
 		log_error("pods: cannot start the resolver");
 		exit_code = 1;
 		goto out;
 	}
-	if (http_start()) {
+	if (http_start(http)) {
 		exit_code = 1;
 		goto out;
 	}
@@ -409,14 +418,14 @@ int main(int argc, char **argv)
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
 		if (config_path)
-			reload(config_path, &text, &cfg, &over, &kernel, run);
+			reload(config_path, &text, &cfg, &over, &kernel, run, pods, http);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}
 	log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 out:
-	http_stop();
-	pods_stop();
+	http_stop(http);
+	pods_free(pods);
 	events_stop();
 	for (struct collector *c = run; c->ops; c++)
 		if (c->state)
