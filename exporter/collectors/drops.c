@@ -319,16 +319,21 @@ static void render_value(const struct drops *d, struct expo *e, const struct lab
 			 const struct row *r)
 {
 	unsigned m = d->cfg.label_mask;
+	const struct drop_series series = {
+		.reason = r->reason,
+		.family = r->family,
+		.proto = r->proto,
+		.function = m & DROP_LABEL_FUNCTION ? r->function : NULL,
+		.netns = m & DROP_LABEL_NETNS ? r->netns : 0,
+		.ifname = m & DROP_LABEL_INTERFACE ? r->ifname : NULL,
+	};
 	struct labels ex = { 0 };
 	char buf[128];
 	double t;
 
 	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
 	    ((m & DROP_LABEL_FUNCTION) && r->function == unknown_function) ||
-	    !events_drop_exemplar(
-		    r->reason, r->family, r->proto, m & DROP_LABEL_FUNCTION ? r->function : NULL,
-		    m & DROP_LABEL_NETNS ? r->netns : 0,
-		    m & DROP_LABEL_INTERFACE ? r->ifname : NULL, &ex, buf, sizeof(buf), &t)) {
+	    !events_exemplar(EV_DROP, &series, &ex, buf, sizeof(buf), &t)) {
 		expo_u64(e, l, r->value);
 		return;
 	}
