@@ -95,11 +95,11 @@ static void apply_overrides(struct config *cfg, const struct overrides *o)
 
 /* Start c (not running) with o: it is up when c->state is set after. */
 static void start_collector(struct collector *c, const struct collector_opts *o,
-			    const struct kernel *k, bool strict)
+			    const struct collector_env *env, bool strict)
 {
 	void *state = NULL;
 
-	if (c->ops->start(k, o->v, &state)) {
+	if (c->ops->start(env, o->v, &state)) {
 		log_error("collector %s failed to start%s", c->ops->name,
 			  strict ? "; exiting (--strict)" : "; serving without it");
 		return;
@@ -156,7 +156,7 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  * sampling settings changed; keys only a restart applies are logged by name.
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
-		   const struct kernel *k, struct collector *run, struct pods *pods,
+		   const struct collector_env *env, struct collector *run, struct pods *pods,
 		   struct http *http)
 {
 	struct web *web = NULL;
@@ -199,16 +199,16 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 		c->state = NULL;
 		c->enabled = want->enabled;
 		if (c->enabled)
-			start_collector(c, want, k, false);
+			start_collector(c, want, env, false);
 		else
-			pin_remove(c->ops->name);
+			pin_remove(env->pin_root, c->ops->name);
 		log_info("reload: collector %s %s%s", c->ops->name,
 			 !c->enabled ? "disabled"
 			 : c->state  ? "(re)started"
 				     : "failed",
 			 resampled ? " ([sampling] changed)" : "");
 	}
-	if (events_start(k))
+	if (events_start(env->kernel))
 		log_error(
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
 	if (pods_reconfigure(pods, &next.pods))
@@ -242,6 +242,8 @@ int main(int argc, char **argv)
 	struct pods *pods = NULL;
 	struct http *http = NULL;
 	struct config cfg;
+	/* The running pin_path: a restart key, a reload keeps its value (keep_restart_keys). */
+	struct collector_env env = { &kernel, cfg.pin_path };
 	char err[512], *text = NULL;
 	size_t len = 0;
 	sigset_t sigs;
@@ -326,14 +328,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	__atomic_store_n(&log_threshold, cfg.log_level, __ATOMIC_RELAXED);
-	pin_set_root(cfg.pin_path);
 	if (unpin) {
 		const char *names[MAX_COLLECTORS + 1] = { 0 };
 
 		for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
 			names[i] = collectors[i]->name;
 		free(text);
-		return pin_remove_all(names) ? 1 : 0;
+		return pin_remove_all(cfg.pin_path, names) ? 1 : 0;
 	}
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
@@ -365,10 +366,11 @@ int main(int argc, char **argv)
 		c->ops = collectors[i];
 		c->enabled = cfg.collectors[i].enabled;
 		if (!c->enabled) {
-			pin_remove(c->ops->name); /* or its pinned programs would count on */
+			pin_remove(env.pin_root,
+				   c->ops->name); /* or its pinned programs would count on */
 			continue;
 		}
-		start_collector(c, &cfg.collectors[i], &kernel, strict);
+		start_collector(c, &cfg.collectors[i], &env, strict);
 		started += c->state != NULL;
 		if (!c->state && strict) {
 			exit_code = 1;
@@ -418,7 +420,7 @@ int main(int argc, char **argv)
 		 started);
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP) {
 		if (config_path)
-			reload(config_path, &text, &cfg, &over, &kernel, run, pods, http);
+			reload(config_path, &text, &cfg, &over, &env, run, pods, http);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}

@@ -202,8 +202,9 @@ static void prog_name(char *buf, size_t len, unsigned mask, bool direct, bool sa
 		 mask & DROP_LABEL_INTERFACE ? "i" : "");
 }
 
-static int drops_start(const struct kernel *k, const void *opts, void **state)
+static int drops_start(const struct collector_env *env, const void *opts, void **state)
 {
+	const struct kernel *k = env->kernel;
 	struct drops *d;
 	struct bpf_program *p;
 	uint32_t array_size;
@@ -258,9 +259,9 @@ static int drops_start(const struct kernel *k, const void *opts, void **state)
 				 cpu_array_entries(CPU_STRIDE(d->cfg.max_series)));
 	d->skel->rodata->max_series = d->cfg.max_series;
 	d->skel->rodata->slot_stride = CPU_STRIDE(d->cfg.max_series);
-	err = bpf_load(d->skel->skeleton, "drops", NULL, false);
+	err = bpf_load(env, d->skel->skeleton, "drops", NULL, false);
 	if (!err)
-		err = bpf_attach(d->skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
+		err = bpf_attach(env, d->skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
 	if (err)
 		goto cleanup;
 	err = cpu_array_reader_init(&d->by_reason, bpf_map__fd(d->skel->maps.skb_drops_by_reason),
