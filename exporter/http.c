@@ -630,12 +630,18 @@ struct http *http_open(const struct config *cfg)
 {
 	char err[512] = "";
 	struct http *h = calloc(1, sizeof(*h));
-	struct web *w = h ? web_new(cfg, err, sizeof(err)) : NULL;
+	struct web *w = NULL;
 
+	if (!h || !(h->guards = guard_pool_new()))
+		snprintf(err, sizeof(err), "out of memory");
+	else
+		w = web_new(cfg, err, sizeof(err));
 	if (!w)
-		log_error("%s", h ? err : "out of memory");
-	if (!w || (w->listen_fd = listen_socket(w)) < 0 || !(h->guards = guard_pool_new())) {
+		log_error("%s", err);
+	if (!w || (w->listen_fd = listen_socket(w)) < 0) {
 		web_free(w);
+		if (h)
+			guard_pool_free(h->guards);
 		free(h);
 		return NULL;
 	}
