@@ -21,13 +21,13 @@ void skeleton_release(const struct bpf_object_skeleton *s)
 		madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
-int bpf_load(const struct bpf_object_skeleton *s, const char *collector, const char *perm_hint,
-	     bool quiet)
+int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *s,
+	     const char *collector, const char *perm_hint, bool quiet)
 {
 	const char *hint;
 	int err;
 
-	if (pin_prepare(s, collector))
+	if (pin_prepare(env->pin_root, s, collector))
 		return -EINVAL; /* logged */
 	err = bpf_object__load_skeleton((struct bpf_object_skeleton *)s);
 	if (!err) {
@@ -43,8 +43,8 @@ int bpf_load(const struct bpf_object_skeleton *s, const char *collector, const c
 	return err;
 }
 
-int bpf_attach(const struct bpf_object_skeleton *s, const char *collector, const char *target,
-	       enum event_type type)
+int bpf_attach(const struct collector_env *env, const struct bpf_object_skeleton *s,
+	       const char *collector, const char *target, enum event_type type)
 {
 	int err = target ? bpf_object__attach_skeleton((struct bpf_object_skeleton *)s) : 0;
 
@@ -52,7 +52,7 @@ int bpf_attach(const struct bpf_object_skeleton *s, const char *collector, const
 		log_error("%s: cannot attach to %s: %s", collector, target, strerror(-err));
 		return err;
 	}
-	if (pin_commit(s, collector))
+	if (pin_commit(env->pin_root, s, collector))
 		return -EINVAL; /* logged */
 	events_loaded(*s->obj, type);
 	return 0;

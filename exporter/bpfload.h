@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <stdbool.h>
 
+#include "collector.h"
 #include "events.h"
 
 /*
@@ -25,14 +26,14 @@ void skeleton_release(const struct bpf_object_skeleton *s);
  * way), with perm_hint (or NULL) appended to an EPERM or EACCES that RLIMIT_MEMLOCK does not
  * explain.
  */
-int bpf_load(const struct bpf_object_skeleton *s, const char *collector, const char *perm_hint,
-	     bool quiet);
+int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *s,
+	     const char *collector, const char *perm_hint, bool quiet);
 /*
  * Attach every program loaded to target (a phrase for the log; NULL: the caller attached them
  * itself), pin the links, and read the object's sampled-event counters from now on (see
  * events_loaded). 0 or -errno, logged.
  */
-int bpf_attach(const struct bpf_object_skeleton *s, const char *collector, const char *target,
-	       enum event_type type);
+int bpf_attach(const struct collector_env *env, const struct bpf_object_skeleton *s,
+	       const char *collector, const char *target, enum event_type type);
 
 #endif

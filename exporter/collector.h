@@ -17,6 +17,12 @@
 struct bpf_object;
 struct kernel;
 
+/* What every collector's start is handed: read-only, shared, outliving every state. */
+struct collector_env {
+	const struct kernel *kernel; /* names and features of the running kernel */
+	const char *pin_root;	     /* [bpf] pin_path (pin.h); "": no pinning */
+};
+
 /* Room for any collector's options (rtt's cgroup path is the largest). */
 #define COLLECTOR_OPTS_SIZE (PATH_MAX + 64)
 
@@ -41,10 +47,10 @@ struct collector_ops {
 	int (*set)(void *opts, const char *key, const char *value, char *err, size_t errlen);
 	/*
 	 * Probe, open, load and attach with opts (copied, they need not outlive the call): 0 and
-	 * *state, or -errno (the collector logs why). Main thread; k (read-only, shared) outlives
-	 * every state, which may keep its names until stop.
+	 * *state, or -errno (the collector logs why). Main thread; env (read-only, shared)
+	 * outlives every state, which may keep its kernel names until stop.
 	 */
-	int (*start)(const struct kernel *k, const void *opts, void **state);
+	int (*start)(const struct collector_env *env, const void *opts, void **state);
 	/* Append this collector's families; 0 or -1. Under the scrape lock, on any thread. */
 	int (*collect)(void *state, struct expo *e);
 	/* Detach and free everything start made. */

@@ -39,11 +39,16 @@ static int stats_fd[EV_NR_TYPES] = { -1, -1, -1, -1 };
 static struct ring_buffer *rb;
 static pthread_t thread;
 static bool running;	     /* atomic: the consumer polls it */
-static bool analyzers_ready; /* initialised once, by the first start */
+static bool analyzers_ready; /* initialised once, by the first start (or event) */
 static bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write;
 
 /* The store and the event types' state, shared with the HTTP thread. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Each type's, from its descriptor's init; written under lock, read atomically by scrapes
+ * (exemplars), freed only by events_stop, once no scrape runs.
+ */
+static void *states[EV_NR_TYPES];
 static struct event_rec *store;
 static size_t store_head, store_n;
 static uint64_t seq;
@@ -370,11 +375,45 @@ static void flush_stdout(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* Free every type's state. Lock held, and no scrape running or starting (their exemplars). */
+static void analyzers_fini(void)
+{
+	for (int t = 1; t < EV_NR_TYPES; t++) {
+		void *s = __atomic_exchange_n(&states[t], NULL, __ATOMIC_ACQ_REL);
+
+		if (s)
+			event_descs[t]->fini(s);
+	}
+	analyzers_ready = false;
+}
+
+/* Each type's state, made once; k NULL: without the kernel's names (the fuzzer). Lock held. */
+static int analyzers_init(const struct kernel *k)
+{
+	for (int t = 1; t < EV_NR_TYPES && !analyzers_ready; t++) {
+		void *s = NULL;
+
+		if (event_descs[t] && !event_descs[t]->init(k, &s)) {
+			__atomic_store_n(&states[t], s, __ATOMIC_RELEASE);
+		} else if (event_descs[t]) {
+			log_error("sampling: cannot set up the %s analyzer", event_type_name(t));
+			analyzers_fini();
+			return -1;
+		}
+	}
+	analyzers_ready = true;
+	return 0;
+}
+
 void events_add(const struct event *ev, double unix_time)
 {
 	struct event_rec *r;
 
 	pthread_mutex_lock(&lock);
+	if (!analyzers_ready && analyzers_init(NULL)) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	if (!store) {
 		store = calloc(cfg.max_events, sizeof(*store));
 		if (!store) {
@@ -390,10 +429,19 @@ void events_add(const struct event *ev, double unix_time)
 	r->ev = *ev;
 	r->seq = ++seq;
 	r->time = unix_time;
-	event_descs[ev->type]->entry(r);
+	event_descs[ev->type]->entry(states[ev->type], r);
 	if (cfg.to_stdout)
 		log_stdout(r);
 	pthread_mutex_unlock(&lock);
+}
+
+bool events_exemplar(enum event_type type, const void *series, struct labels *l, char *buf,
+		     size_t len, double *time)
+{
+	void *s = type < EV_NR_TYPES ? __atomic_load_n(&states[type], __ATOMIC_ACQUIRE) : NULL;
+
+	return s && event_descs[type]->exemplar &&
+	       event_descs[type]->exemplar(s, series, l, buf, len, time);
 }
 
 static double clock_seconds(clockid_t c)
@@ -452,10 +500,11 @@ int events_start(const struct kernel *k)
 
 	if (ring_fd < 0 || __atomic_load_n(&running, __ATOMIC_ACQUIRE))
 		return 0;
-	for (int t = 1; t < EV_NR_TYPES && !analyzers_ready; t++)
-		if (event_descs[t] && event_descs[t]->init && event_descs[t]->init(k))
-			return -1;
-	analyzers_ready = true;
+	pthread_mutex_lock(&lock);
+	err = analyzers_init(k);
+	pthread_mutex_unlock(&lock);
+	if (err)
+		return -1;
 	if (!rb)
 		rb = ring_buffer__new(ring_fd, handle_event, NULL, NULL);
 	if (!rb) {
@@ -484,10 +533,7 @@ void events_stop(void)
 		close(ring_fd);
 	ring_fd = -1;
 	pthread_mutex_lock(&lock);
-	for (int t = 1; t < EV_NR_TYPES; t++)
-		if (event_descs[t] && event_descs[t]->reset)
-			event_descs[t]->reset();
-	analyzers_ready = false;
+	analyzers_fini();
 	free(store);
 	store = NULL;
 	store_n = store_head = 0;
@@ -611,7 +657,7 @@ void events_top_json(struct mbuf *m)
 		if (!event_descs[t])
 			continue;
 		mbuf_printf(m, "%s\"%s\":", first ? "" : ",", event_descs[t]->name);
-		event_descs[t]->top_json(m, now);
+		event_descs[t]->top_json(states[t], m, now);
 		first = false;
 	}
 	pthread_mutex_unlock(&lock);
@@ -626,7 +672,7 @@ void events_status_html(struct mbuf *m)
 	pthread_mutex_lock(&lock);
 	for (int t = 1; t < EV_NR_TYPES; t++)
 		if (event_descs[t])
-			event_descs[t]->top_html(m, now);
+			event_descs[t]->top_html(states[t], m, now);
 	mbuf_puts(m, "<h2>Latest sampled events</h2>\n");
 	if (!store_n)
 		mbuf_puts(m, "<p class=\"empty\">No sampled events yet (sampling is off by "

@@ -123,14 +123,22 @@ void events_top_json(struct mbuf *m);
 void events_status_html(struct mbuf *m);
 
 /*
- * Exemplar of a drop series (the drop type's, analyzers/drop.c): the latest sampled drop with
- * this reason, family and protocol (drops.h enums) and, when non-NULL/non-zero, function, netns
- * and interface. Fills labels (values point into buf) and the event's time; false when there is
- * none.
+ * Exemplar of a series of type's collector: the latest sampled event of that series (type's
+ * own key), as labels (values point into buf) and the event's time; false when there is none.
  */
 struct labels;
-bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const char *function,
-			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
-			  size_t len, double *time);
+bool events_exemplar(enum event_type type, const void *series, struct labels *l, char *buf,
+		     size_t len, double *time);
+/*
+ * The drop type's series (analyzers/drop.c): reason, family and protocol (drops.h enums) and,
+ * when non-NULL/non-zero, function, netns and interface.
+ */
+struct drop_series {
+	uint32_t reason;
+	uint8_t family, proto;
+	const char *function;
+	uint32_t netns;
+	const char *ifname;
+};
 
 #endif

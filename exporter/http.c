@@ -34,45 +34,54 @@
 
 /* One daemon and everything it serves with; freed only after its daemon stopped. */
 struct web {
+	struct http *h; /* the server it serves for, from http_open or http_begin */
 	struct config cfg;
 	char *cert, *key, *ca; /* PEM, read at start and at each reload */
 	char priorities[96];
 	struct MHD_Daemon *daemon;
 	struct guard *guard; /* daemon's; a daemon's connections find theirs themselves */
-	int listen_fd; /* bound by http_open, until a daemon takes it over */
-	/* What the status page shows: main's. */
-	const struct status *status;
+	int listen_fd;	     /* bound by http_open, until a daemon takes it over */
 	/* SHA-256 of credentials bcrypt accepted (HTTP thread only; a reload starts afresh). */
 	unsigned char granted[AUTH_CACHE][32];
 	unsigned n_granted;
 };
 
-/* retiring: the previous daemon, while a reload replaces it */
-static struct web *active, *retiring;
-/* What a request's context points to once its headers were seen, or else a password check. */
-static int announced, has_body;
-static struct mbuf body, gz; /* under the scrape lock */
-static size_t body_hint;     /* the last body's size: the next one starts with that room */
+/* The server main.c owns: the daemon serving, and what every daemon shares. */
+struct http {
+	/* retiring: the previous daemon, while a reload replaces it */
+	struct web *active, *retiring;
+	struct guard_pool *guards;
+	struct mbuf body, gz; /* under the scrape lock */
+	size_t body_hint;     /* the last body's size: the next one starts with that room */
+	const struct status *status; /* main's: what the status page shows */
+};
 
-static enum MHD_Result serve_metrics(struct MHD_Connection *conn)
+/* What a request's context points to once its headers were seen, or else a password check. */
+static const char markers[2];
+#define ANNOUNCED ((void *)&markers[0])
+#define HAS_BODY ((void *)&markers[1])
+
+static enum MHD_Result serve_metrics(struct http *h, struct MHD_Connection *conn)
 {
 	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	const char *enc = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
 	enum metric_format format = negotiate_format(accept);
+	struct guard_stats gs;
 	enum MHD_Result ret;
 
 	scrape_lock();
-	mbuf_reserve(&body, body_hint); /* one allocation, not a doubling series */
-	scrape_render(&body, format);
-	body_hint = body.len;
-	if (body.oom)
+	mbuf_reserve(&h->body, h->body_hint); /* one allocation, not a doubling series */
+	guard_stats(h->guards, &gs);
+	scrape_render(&h->body, format, &gs);
+	h->body_hint = h->body.len;
+	if (h->body.oom)
 		ret = http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	else if (accepts_gzip(enc) && !gzip_buffer(body.data, body.len, &gz) && !gz.oom)
-		ret = http_send_mbuf(conn, format_content_type(format), &gz, true);
+	else if (accepts_gzip(enc) && !gzip_buffer(h->body.data, h->body.len, &h->gz) && !h->gz.oom)
+		ret = http_send_mbuf(conn, format_content_type(format), &h->gz, true);
 	else
-		ret = http_send_mbuf(conn, format_content_type(format), &body, false);
-	mbuf_free(&body);
-	mbuf_free(&gz);
+		ret = http_send_mbuf(conn, format_content_type(format), &h->body, false);
+	mbuf_free(&h->body);
+	mbuf_free(&h->gz);
 	scrape_unlock();
 	return ret;
 }
@@ -83,7 +92,7 @@ static enum MHD_Result serve_landing(struct MHD_Connection *conn, const struct w
 	enum MHD_Result ret;
 
 	scrape_lock();
-	status_page(w->status, &page, w->cfg.metrics_path);
+	status_page(w->h->status, &page, w->cfg.metrics_path);
 	scrape_unlock();
 	ret = page.oom ? http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n")
 		       : http_send_mbuf(conn, "text/html; charset=utf-8", &page, false);
@@ -138,8 +147,8 @@ static enum guard_auth authorized(struct web *w, struct MHD_Connection *conn,
 		for (unsigned i = 0; i < w->cfg.n_users; i++)
 			if (same_string(name, w->cfg.users[i].name))
 				user = &w->cfg.users[i];
-		ret = guard_auth(conn, job, pass, user ? user->hash : w->cfg.users[0].hash, user,
-				 retry_after);
+		ret = guard_auth(w->guard, conn, job, pass,
+				 user ? user->hash : w->cfg.users[0].hash, user, retry_after);
 		if (ret == GUARD_AUTH_OK) {
 			granted_before(w, name, pass, d);
 			memcpy(w->granted[w->n_granted++ % AUTH_CACHE], d, 32);
@@ -203,7 +212,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	 * The first call announces the request: refuse other methods before reading a body. A
 	 * password check suspends the connection; then the handler sees the same call again.
 	 */
-	if (!*req || (*req != &announced && *req != &has_body)) {
+	if (!*req || (*req != ANNOUNCED && *req != HAS_BODY)) {
 		struct guard_job *job = *req;
 		unsigned retry = 1;
 
@@ -216,16 +225,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		case GUARD_AUTH_OK:
 			break;
 		case GUARD_AUTH_FAIL:
-			*req = &announced;
+			*req = ANNOUNCED;
 			return ask_credentials(conn);
 		case GUARD_AUTH_LIMITED:
-			*req = &announced;
+			*req = ANNOUNCED;
 			return try_later(conn, MHD_HTTP_TOO_MANY_REQUESTS, retry);
 		case GUARD_AUTH_BUSY:
-			*req = &announced;
+			*req = ANNOUNCED;
 			return try_later(conn, MHD_HTTP_SERVICE_UNAVAILABLE, retry);
 		}
-		*req = &announced;
+		*req = ANNOUNCED;
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 			return http_send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 					      "method not allowed\n");
@@ -237,13 +246,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	/* A response may only be queued once the body is consumed: discard it, answer last. */
 	if (*upload_data_size) {
 		*upload_data_size = 0;
-		*req = &has_body;
+		*req = HAS_BODY;
 		return MHD_YES;
 	}
-	if (*req == &has_body)
+	if (*req == HAS_BODY)
 		return http_send_text(conn, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
 	if (!strcmp(url, w->cfg.metrics_path))
-		return serve_metrics(conn);
+		return serve_metrics(w->h, conn);
 	if (!strcmp(url, "/"))
 		return serve_landing(conn, w);
 	if (!strcmp(url, "/healthz"))
@@ -259,7 +268,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req,
 {
 	(void)cls;
 	(void)toe;
-	if (*req && *req != &announced && *req != &has_body)
+	if (*req && *req != ANNOUNCED && *req != HAS_BODY)
 		guard_job_drop(*req);
 	*req = NULL;
 	guard_request_end(conn);
@@ -558,7 +567,7 @@ static int start_daemon(struct web *w, int listen_fd)
 	if (w->ca)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, w->ca };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-	w->guard = guard_new(max_conns);
+	w->guard = guard_new(w->h->guards, max_conns);
 	if (!w->guard) {
 		log_error("out of memory");
 		return -1;
@@ -618,29 +627,38 @@ static int listen_socket(const struct web *w)
 	return fd;
 }
 
-int http_open(const struct config *cfg, const struct status *status)
+struct http *http_open(const struct config *cfg, const struct status *status)
 {
 	char err[512] = "";
-	struct web *w = web_new(cfg, err, sizeof(err));
+	struct http *h = calloc(1, sizeof(*h));
+	struct web *w = NULL;
 
+	if (!h || !(h->guards = guard_pool_new()))
+		snprintf(err, sizeof(err), "out of memory");
+	else
+		w = web_new(cfg, err, sizeof(err));
 	if (!w)
 		log_error("%s", err);
 	if (!w || (w->listen_fd = listen_socket(w)) < 0) {
 		web_free(w);
-		return -1;
+		if (h)
+			guard_pool_free(h->guards);
+		free(h);
+		return NULL;
 	}
-	w->status = status;
-	active = w;
-	return 0;
+	w->h = h;
+	h->status = status;
+	h->active = w;
+	return h;
 }
 
-int http_start(void)
+int http_start(struct http *h)
 {
-	int fd = active->listen_fd;
+	int fd = h->active->listen_fd;
 
 	/* Handed over: libmicrohttpd closes it when it stops, or fails. */
-	active->listen_fd = -1;
-	return start_daemon(active, fd);
+	h->active->listen_fd = -1;
+	return start_daemon(h->active, fd);
 }
 
 struct web *http_prepare(const struct config *cfg, char *err, size_t errlen)
@@ -662,15 +680,15 @@ static void close_if_ours(int fd, ino_t ino)
 		close(fd);
 }
 
-int http_begin(struct web *w, char *err, size_t errlen)
+int http_begin(struct http *h, struct web *w, char *err, size_t errlen)
 {
 	const union MHD_DaemonInfo *info =
-		MHD_get_daemon_info(active->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+		MHD_get_daemon_info(h->active->daemon, MHD_DAEMON_INFO_LISTEN_FD);
 	struct stat st;
 	int fd;
 
-	strcpy(w->cfg.listen_address, active->cfg.listen_address);
-	w->status = active->status;
+	w->h = h;
+	strcpy(w->cfg.listen_address, h->active->cfg.listen_address);
 	/*
 	 * The new daemon gets a duplicate of the listening socket: libmicrohttpd closes what it
 	 * was handed when it fails to start, and the running daemon must keep its own.
@@ -692,8 +710,8 @@ int http_begin(struct web *w, char *err, size_t errlen)
 		return -1;
 	}
 	/* Both accept on the socket until http_retire. */
-	retiring = active;
-	active = w;
+	h->retiring = h->active;
+	h->active = w;
 	return 0;
 }
 
@@ -710,14 +728,14 @@ static void drain(struct MHD_Daemon *d)
 	}
 }
 
-void http_retire(void)
+void http_retire(struct http *h)
 {
-	struct web *old = retiring;
+	struct web *old = h->retiring;
 	MHD_socket fd;
 
 	if (!old)
 		return;
-	retiring = NULL;
+	h->retiring = NULL;
 	/* Stop accepting; the socket (its own duplicate) is closed once its thread is gone. */
 	fd = MHD_quiesce_daemon(old->daemon);
 	drain(old->daemon);
@@ -727,15 +745,18 @@ void http_retire(void)
 	web_free(old);
 }
 
-void http_stop(void)
+void http_stop(struct http *h)
 {
-	http_retire();
-	if (active && active->daemon)
-		stop_daemon(active->daemon, active->guard);
-	if (active && active->listen_fd >= 0)
-		close(active->listen_fd);
-	web_free(active);
-	active = NULL;
-	mbuf_free(&body);
-	mbuf_free(&gz);
+	if (!h)
+		return;
+	http_retire(h);
+	if (h->active->daemon)
+		stop_daemon(h->active->daemon, h->active->guard);
+	if (h->active->listen_fd >= 0)
+		close(h->active->listen_fd);
+	web_free(h->active);
+	guard_pool_free(h->guards); /* after every daemon's guard */
+	mbuf_free(&h->body);
+	mbuf_free(&h->gz);
+	free(h);
 }

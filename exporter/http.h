@@ -14,9 +14,11 @@
  * state (capabilities are per thread). Both 0 or -1 (logged); http_stop cleans up either.
  * status (main's, until after http_stop) is what the status page shows.
  */
+struct http;
 struct status;
-int http_open(const struct config *cfg, const struct status *status);
-int http_start(void);
+/* NULL: failed (logged) */
+struct http *http_open(const struct config *cfg, const struct status *status);
+int http_start(struct http *h);
 /*
  * A reload in three steps. Prepare reads and checks what a new configuration needs (the TLS
  * files parse, the key matches the certificate): NULL (reason in err) rejects it. Begin serves
@@ -27,10 +29,11 @@ int http_start(void);
  */
 struct web;
 struct web *http_prepare(const struct config *cfg, char *err, size_t errlen);
-int http_begin(struct web *w, char *err, size_t errlen);
-void http_retire(void);
+int http_begin(struct http *h, struct web *w, char *err, size_t errlen);
+void http_retire(struct http *h);
 /* Free what http_prepare made without serving it (--check-config). */
 void http_discard(struct web *w);
-void http_stop(void);
+/* Stop serving and free h (NULL: nothing to do). */
+void http_stop(struct http *h);
 
 #endif

@@ -50,13 +50,33 @@ struct gconn {
 	double since; /* accepted, or its last request ended */
 };
 
+/*
+ * One worker for every daemon (bcrypt never takes more than one core) and the counts of what
+ * the guards refused, across daemons and reloads.
+ */
+struct guard_pool {
+	pthread_mutex_t jobs_lock;
+	pthread_cond_t jobs_cv, done_cv;
+	/*
+	 * Checks for addresses without recent failures queue ahead of the others (first come
+	 * first within each): a guesser's next try never delays someone's first login.
+	 * *clean_tail is where the next such check goes.
+	 */
+	struct guard_job *jobs_head, **jobs_tail, **clean_tail;
+	bool worker_started, quit;
+	pthread_t worker;
+	struct guard_stats stats;	/* atomics: HTTP threads add, the scrape reads */
+	struct crypt_data worker_crypt; /* 32 KiB: not on a thread's stack */
+};
+
 struct guard {
+	struct guard_pool *pool;
 	unsigned max, live;  /* connections allowed and counted */
 	unsigned open, peak; /* connections not closed yet (evicted included), most since trim */
 	unsigned n_peers;    /* a power of two */
 	uint64_t seed;
 	struct gconn *head, *tail;
-	/* Under jobs_lock: */
+	/* Under the pool's jobs_lock: */
 	unsigned outstanding; /* jobs queued or running, their connection not resumed yet */
 	bool stopping;
 	struct gpeer peers[];
@@ -72,19 +92,6 @@ struct guard_job {
 	bool user_known, ok;
 };
 
-/* One worker for every daemon: bcrypt never takes more than one core. */
-static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t jobs_cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
-/*
- * Checks for addresses without recent failures queue ahead of the others (first come first
- * within each): a guesser's next try never delays someone's first login. *clean_tail is where
- * the next such check goes.
- */
-static struct guard_job *jobs_head, **jobs_tail = &jobs_head, **clean_tail = &jobs_head;
-static bool worker_started;
-static struct crypt_data worker_crypt; /* 32 KiB: not on a thread's stack */
-
 static double now(void)
 {
 	struct timespec ts;
@@ -99,7 +106,20 @@ unsigned guard_mhd_limit(unsigned max_conns)
 	return max_conns + 32;
 }
 
-struct guard *guard_new(unsigned max_conns)
+struct guard_pool *guard_pool_new(void)
+{
+	struct guard_pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->jobs_lock, NULL);
+	pthread_cond_init(&p->jobs_cv, NULL);
+	pthread_cond_init(&p->done_cv, NULL);
+	p->jobs_tail = p->clean_tail = &p->jobs_head;
+	return p;
+}
+
+struct guard *guard_new(struct guard_pool *pool, unsigned max_conns)
 {
 	unsigned n = 64;
 	struct guard *g;
@@ -109,6 +129,7 @@ struct guard *guard_new(unsigned max_conns)
 	g = calloc(1, sizeof(*g) + n * sizeof(g->peers[0]));
 	if (!g)
 		return NULL;
+	g->pool = pool;
 	g->max = max_conns;
 	g->n_peers = n;
 	if (getrandom(&g->seed, sizeof(g->seed), 0) != sizeof(g->seed))
@@ -199,19 +220,17 @@ static void unlist(struct guard *g, struct gconn *c)
 	c->peer->conns--;
 }
 
-static struct guard_stats stats; /* atomics: HTTP threads add, the scrape reads */
-
 static enum guard_auth refused(uint64_t *counter, enum guard_auth why)
 {
 	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 	return why;
 }
 
-void guard_stats(struct guard_stats *s)
+void guard_stats(struct guard_pool *p, struct guard_stats *s)
 {
-	s->evicted = __atomic_load_n(&stats.evicted, __ATOMIC_RELAXED);
-	s->limited = __atomic_load_n(&stats.limited, __ATOMIC_RELAXED);
-	s->busy = __atomic_load_n(&stats.busy, __ATOMIC_RELAXED);
+	s->evicted = __atomic_load_n(&p->stats.evicted, __ATOMIC_RELAXED);
+	s->limited = __atomic_load_n(&p->stats.limited, __ATOMIC_RELAXED);
+	s->busy = __atomic_load_n(&p->stats.busy, __ATOMIC_RELAXED);
 }
 
 /* Ranks eviction candidates: more connections from its address, idle, idle for longer. */
@@ -238,9 +257,9 @@ static void evict(struct guard *g)
 		return;
 	log_debug("http: %u connections open, closing one of an address that holds %u", g->live,
 		  victim->peer->conns);
-	if (!__atomic_fetch_add(&stats.evicted, 1, __ATOMIC_RELAXED))
-		log_warn("http: over max_connections; closing connections of the addresses that hold "
-			 "the most (netstack_http_connections_evicted_total counts them)");
+	if (!__atomic_fetch_add(&g->pool->stats.evicted, 1, __ATOMIC_RELAXED))
+		log_warn("http: over max_connections; closing connections of the addresses that "
+			 "hold the most (netstack_http_connections_evicted_total counts them)");
 	shutdown(victim->fd, SHUT_RDWR);
 	unlist(g, victim);
 }
@@ -341,36 +360,40 @@ bool same_string(const char *a, const char *b)
 
 static void *worker(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&jobs_lock);
+	struct guard_pool *p = arg;
+
+	pthread_mutex_lock(&p->jobs_lock);
 	for (;;) {
 		struct guard_job *j;
 		struct MHD_Connection *conn;
 		struct guard *g;
 
-		while (!jobs_head)
-			pthread_cond_wait(&jobs_cv, &jobs_lock);
-		j = jobs_head;
-		jobs_head = j->next;
-		if (jobs_tail == &j->next)
-			jobs_tail = &jobs_head;
-		if (clean_tail == &j->next)
-			clean_tail = &jobs_head;
+		while (!p->jobs_head && !p->quit)
+			pthread_cond_wait(&p->jobs_cv, &p->jobs_lock);
+		if (!p->jobs_head)
+			break;
+		j = p->jobs_head;
+		p->jobs_head = j->next;
+		if (p->jobs_tail == &j->next)
+			p->jobs_tail = &p->jobs_head;
+		if (p->clean_tail == &j->next)
+			p->clean_tail = &p->jobs_head;
 		g = j->g;
 		conn = j->conn;
-		pthread_mutex_unlock(&jobs_lock);
+		pthread_mutex_unlock(&p->jobs_lock);
 		/* A daemon being stopped gets its connections back at once (and answers 401). */
 		if (!__atomic_load_n(&g->stopping, __ATOMIC_ACQUIRE)) {
-			const char *out = crypt_r(j->pass, j->hash, &worker_crypt);
+			const char *out = crypt_r(j->pass, j->hash, &p->worker_crypt);
 
 			j->ok = j->user_known && out && same_string(out, j->hash);
 		}
 		/* From here the HTTP thread owns j again. */
 		MHD_resume_connection(conn);
-		pthread_mutex_lock(&jobs_lock);
+		pthread_mutex_lock(&p->jobs_lock);
 		g->outstanding--;
-		pthread_cond_broadcast(&done_cv);
+		pthread_cond_broadcast(&p->done_cv);
 	}
+	pthread_mutex_unlock(&p->jobs_lock);
 	return NULL;
 }
 
@@ -405,27 +428,26 @@ void guard_job_drop(struct guard_job *job)
 		job_collect(job);
 }
 
-static int start_worker(void)
+/* Under jobs_lock. */
+static int start_worker(struct guard_pool *p)
 {
-	pthread_t t;
-
-	if (worker_started)
+	if (p->worker_started)
 		return 0;
-	if (pthread_create(&t, NULL, worker, NULL)) {
+	if (pthread_create(&p->worker, NULL, worker, p)) {
 		log_error("http: cannot start the password check thread");
 		return -1;
 	}
-	pthread_detach(t);
-	worker_started = true;
+	p->worker_started = true;
 	return 0;
 }
 
-enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, const char *pass,
-			   const char *hash, bool user_known, unsigned *retry_after)
+enum guard_auth guard_auth(struct guard *g, struct MHD_Connection *conn, struct guard_job **job,
+			   const char *pass, const char *hash, bool user_known,
+			   unsigned *retry_after)
 {
 	struct gconn *c = conn_of(conn);
+	struct guard_pool *p = g->pool;
 	struct guard_job *j;
-	struct guard *g;
 	double t = now();
 	bool clean;
 
@@ -437,19 +459,18 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	}
 	*retry_after = 1;
 	if (!c || !c->peer)
-		return refused(&stats.busy, GUARD_AUTH_BUSY);
-	g = c->g;
+		return refused(&p->stats.busy, GUARD_AUTH_BUSY);
 	refill(c->peer, t);
 	/* One check at a time per address, and only while its failures are within budget. */
 	if (c->peer->pending || c->peer->tokens < 1) {
 		if (!c->peer->pending)
 			*retry_after = (unsigned)((1 - c->peer->tokens) * GUARD_AUTH_REFILL) + 1;
-		return refused(&stats.limited, GUARD_AUTH_LIMITED);
+		return refused(&p->stats.limited, GUARD_AUTH_LIMITED);
 	}
 	j = calloc(1, sizeof(*j));
 	if (!j || !(j->pass = strdup(pass)) || strlen(hash) >= sizeof(j->hash)) {
 		free(j);
-		return refused(&stats.busy, GUARD_AUTH_BUSY);
+		return refused(&p->stats.busy, GUARD_AUTH_BUSY);
 	}
 	strcpy(j->hash, hash);
 	j->g = g;
@@ -457,11 +478,12 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	j->conn = conn;
 	j->user_known = user_known;
 	clean = c->peer->tokens >= GUARD_AUTH_BURST;
-	pthread_mutex_lock(&jobs_lock);
-	if (g->stopping || g->outstanding >= GUARD_AUTH_QUEUE * (clean ? 2 : 1) || start_worker()) {
-		pthread_mutex_unlock(&jobs_lock);
+	pthread_mutex_lock(&p->jobs_lock);
+	if (g->stopping || g->outstanding >= GUARD_AUTH_QUEUE * (clean ? 2 : 1) ||
+	    start_worker(p)) {
+		pthread_mutex_unlock(&p->jobs_lock);
 		job_free(j);
-		return refused(&stats.busy, GUARD_AUTH_BUSY);
+		return refused(&p->stats.busy, GUARD_AUTH_BUSY);
 	}
 	g->outstanding++;
 	c->peer->pending++;
@@ -470,17 +492,17 @@ enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, 
 	/* Suspended before the worker can resume it: both under the lock the worker needs. */
 	MHD_suspend_connection(conn);
 	if (clean) {
-		j->next = *clean_tail;
-		*clean_tail = j;
-		if (jobs_tail == clean_tail)
-			jobs_tail = &j->next;
-		clean_tail = &j->next;
+		j->next = *p->clean_tail;
+		*p->clean_tail = j;
+		if (p->jobs_tail == p->clean_tail)
+			p->jobs_tail = &j->next;
+		p->clean_tail = &j->next;
 	} else {
-		*jobs_tail = j;
-		jobs_tail = &j->next;
+		*p->jobs_tail = j;
+		p->jobs_tail = &j->next;
 	}
-	pthread_cond_signal(&jobs_cv);
-	pthread_mutex_unlock(&jobs_lock);
+	pthread_cond_signal(&p->jobs_cv);
+	pthread_mutex_unlock(&p->jobs_lock);
 	return GUARD_AUTH_PENDING;
 }
 
@@ -488,14 +510,31 @@ void guard_quiesce(struct guard *g)
 {
 	if (!g)
 		return;
-	pthread_mutex_lock(&jobs_lock);
+	pthread_mutex_lock(&g->pool->jobs_lock);
 	__atomic_store_n(&g->stopping, true, __ATOMIC_RELEASE);
 	while (g->outstanding)
-		pthread_cond_wait(&done_cv, &jobs_lock);
-	pthread_mutex_unlock(&jobs_lock);
+		pthread_cond_wait(&g->pool->done_cv, &g->pool->jobs_lock);
+	pthread_mutex_unlock(&g->pool->jobs_lock);
 }
 
 void guard_free(struct guard *g)
 {
 	free(g);
+}
+
+void guard_pool_free(struct guard_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->jobs_lock);
+	p->quit = true;
+	pthread_cond_signal(&p->jobs_cv);
+	pthread_mutex_unlock(&p->jobs_lock);
+	if (p->worker_started)
+		pthread_join(p->worker, NULL);
+	pthread_cond_destroy(&p->done_cv);
+	pthread_cond_destroy(&p->jobs_cv);
+	pthread_mutex_destroy(&p->jobs_lock);
+	explicit_bzero(&p->worker_crypt, sizeof(p->worker_crypt));
+	free(p);
 }

@@ -14,6 +14,14 @@
  * worker runs on that daemon's thread, in its callbacks.
  */
 struct guard;
+/*
+ * What every guard shares: the one password check worker (bcrypt never takes more than one
+ * core) and the counts of what they refused, across daemons and reloads. Free it after every
+ * guard made with it.
+ */
+struct guard_pool;
+struct guard_pool *guard_pool_new(void);
+void guard_pool_free(struct guard_pool *p);
 
 /* Equal strings, in a time that depends on their lengths only. */
 bool same_string(const char *a, const char *b);
@@ -28,7 +36,7 @@ bool same_string(const char *a, const char *b);
 #define GUARD_AUTH_QUEUE 16
 
 /* A guard for a daemon that serves max_conns connections (MHD gets max_conns + headroom). */
-struct guard *guard_new(unsigned max_conns);
+struct guard *guard_new(struct guard_pool *pool, unsigned max_conns);
 /* MHD's connection limit for it: room to accept while evicted connections are closing. */
 unsigned guard_mhd_limit(unsigned max_conns);
 /*
@@ -45,7 +53,7 @@ struct guard_stats {
 	uint64_t limited; /* password checks refused with 429: the address's failure budget */
 	uint64_t busy;	  /* refused with 503: the check queue was full */
 };
-void guard_stats(struct guard_stats *s);
+void guard_stats(struct guard_pool *p, struct guard_stats *s);
 
 /* From MHD_OPTION_NOTIFY_CONNECTION. */
 void guard_connection(struct guard *g, struct MHD_Connection *conn, void **socket_context,
@@ -70,8 +78,9 @@ enum guard_auth {
  * its failure budget or the queue is full: LIMITED or BUSY at once, nothing queued.
  */
 struct guard_job;
-enum guard_auth guard_auth(struct MHD_Connection *conn, struct guard_job **job, const char *pass,
-			   const char *hash, bool user_known, unsigned *retry_after);
+enum guard_auth guard_auth(struct guard *g, struct MHD_Connection *conn, struct guard_job **job,
+			   const char *pass, const char *hash, bool user_known,
+			   unsigned *retry_after);
 /* For MHD_OPTION_NOTIFY_COMPLETED: a job whose request ended before it was collected. */
 void guard_job_drop(struct guard_job *job);
 

@@ -97,11 +97,11 @@ static void apply_overrides(struct config *cfg, const struct overrides *o)
 
 /* Start c (not running) with o: it is up when c->state is set after. */
 static void start_collector(struct collector *c, const struct collector_opts *o,
-			    const struct kernel *k, bool strict)
+			    const struct collector_env *env, bool strict)
 {
 	void *state = NULL;
 
-	if (c->ops->start(k, o->v, &state)) {
+	if (c->ops->start(env, o->v, &state)) {
 		log_error("collector %s failed to start%s", c->ops->name,
 			  strict ? "; exiting (--strict)" : "; serving without it");
 		return;
@@ -158,7 +158,8 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  * sampling settings changed; keys only a restart applies are logged by name.
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
-		   const struct kernel *k, struct collector *run)
+		   const struct collector_env *env, struct collector *run, struct pods *pods,
+		   struct http *http)
 {
 	struct web *web = NULL;
 	struct config next;
@@ -174,7 +175,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	if (new_text && !config_load_text(&next, path, new_text, len, err, sizeof(err))) {
 		apply_overrides(&next, o);
 		web = http_prepare(&next, err, sizeof(err));
-		if (web && http_begin(web, err, sizeof(err)))
+		if (web && http_begin(http, web, err, sizeof(err)))
 			web = NULL;
 	}
 	if (!web) {
@@ -200,25 +201,25 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 		c->state = NULL;
 		c->enabled = want->enabled;
 		if (c->enabled)
-			start_collector(c, want, k, false);
+			start_collector(c, want, env, false);
 		else
-			pin_remove(c->ops->name);
+			pin_remove(env->pin_root, c->ops->name);
 		log_info("reload: collector %s %s%s", c->ops->name,
 			 !c->enabled ? "disabled"
 			 : c->state  ? "(re)started"
 				     : "failed",
 			 resampled ? " ([sampling] changed)" : "");
 	}
-	if (events_start(k))
+	if (events_start(env->kernel))
 		log_error(
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
-	if (pods_reconfigure(&next.pods))
+	if (pods_reconfigure(pods, &next.pods))
 		log_error("reload: pods: cannot start the resolver; no pod labels");
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(true);
 	scrape_unlock();
-	http_retire();
+	http_retire(http);
 	free(*text);
 	*text = new_text;
 	log_info("reload: %s applied%s%s", path, restart[0] ? "; needs a restart: " : "", restart);
@@ -241,7 +242,11 @@ int main(int argc, char **argv)
 	struct status *status = NULL;
 	struct overrides over;
 	struct kernel kernel;
+	struct pods *pods = NULL;
+	struct http *http = NULL;
 	struct config cfg;
+	/* The running pin_path: a restart key, a reload keeps its value (keep_restart_keys). */
+	struct collector_env env = { &kernel, cfg.pin_path };
 	char err[512], *text = NULL;
 	size_t len = 0;
 	sigset_t sigs;
@@ -326,14 +331,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	__atomic_store_n(&log_threshold, cfg.log_level, __ATOMIC_RELAXED);
-	pin_set_root(cfg.pin_path);
 	if (unpin) {
 		const char *names[MAX_COLLECTORS + 1] = { 0 };
 
 		for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
 			names[i] = collectors[i]->name;
 		free(text);
-		return pin_remove_all(names) ? 1 : 0;
+		return pin_remove_all(cfg.pin_path, names) ? 1 : 0;
 	}
 	if (cfg.node[0])
 		scrape_constant_label("node", cfg.node);
@@ -353,7 +357,11 @@ int main(int argc, char **argv)
 	 */
 	kernel_init(&kernel);
 	events_configure(&cfg.sampling);
-	pods_configure(&cfg.pods);
+	pods = pods_new(&cfg.pods);
+	if (!pods) {
+		exit_code = 1;
+		goto out;
+	}
 	scrape_reload_result(true); /* start-up counts as a successful load */
 	for (int i = 0; collectors[i]; i++) {
 		struct collector *c = &run[i];
@@ -361,10 +369,11 @@ int main(int argc, char **argv)
 		c->ops = collectors[i];
 		c->enabled = cfg.collectors[i].enabled;
 		if (!c->enabled) {
-			pin_remove(c->ops->name); /* or its pinned programs would count on */
+			pin_remove(env.pin_root,
+				   c->ops->name); /* or its pinned programs would count on */
 			continue;
 		}
-		start_collector(c, &cfg.collectors[i], &kernel, strict);
+		start_collector(c, &cfg.collectors[i], &env, strict);
 		started += c->state != NULL;
 		if (!c->state && strict) {
 			exit_code = 1;
@@ -372,6 +381,7 @@ int main(int argc, char **argv)
 		}
 	}
 	scrape_set_collectors(run);
+	scrape_set_pods(pods);
 	/*
 	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the
 	 * scrape's large transient blocks (the response copy) go back to the system after each
@@ -387,7 +397,8 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
-	if (http_open(&cfg, status)) {
+	http = http_open(&cfg, status);
+	if (!http) {
 		exit_code = 1;
 		goto out;
 	}
@@ -405,13 +416,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Before HTTP: a scrape may ask for its filters from the first request on. */
-	if (pods_start()) {
+	if (pods_start(pods)) {
 		log_error("pods: cannot start the resolver");
 		exit_code = 1;
 		goto out;
 	}
 	status_tick(status); /* the first reading, so the page never shows none */
-	if (http_start()) {
+	if (http_start(http)) {
 		exit_code = 1;
 		goto out;
 	}
@@ -428,14 +439,14 @@ int main(int argc, char **argv)
 		if (sig != SIGHUP)
 			break;
 		if (config_path)
-			reload(config_path, &text, &cfg, &over, &kernel, run);
+			reload(config_path, &text, &cfg, &over, &env, run, pods, http);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}
 	log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 out:
-	http_stop();
-	pods_stop();
+	http_stop(http);
+	pods_free(pods);
 	events_stop();
 	for (struct collector *c = run; c->ops; c++)
 		if (c->state)

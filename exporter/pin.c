@@ -21,13 +21,6 @@
 #include "log.h"
 #include "pin.h"
 
-static char root[256];
-
-void pin_set_root(const char *path)
-{
-	snprintf(root, sizeof(root), "%s", path);
-}
-
 /* Maps that hold counts: not the .rodata/.bss sections, not ring buffers. */
 static bool counter_map(const struct bpf_map *map)
 {
@@ -51,7 +44,7 @@ static const struct bpf_map *rodata_of(const struct bpf_object *obj)
 }
 
 /* PIN_PATH/<collector> into dir, created on a bpf filesystem; 0 or -1 (logged). */
-static int collector_dir(const char *collector, char *dir, size_t len)
+static int collector_dir(const char *root, const char *collector, char *dir, size_t len)
 {
 	struct statfs fs;
 	bool made = !mkdir(root, 0700);
@@ -119,7 +112,7 @@ static bool same_settings(const struct bpf_object *obj, const char *dir)
 	return same;
 }
 
-int pin_prepare(const struct bpf_object_skeleton *s, const char *collector)
+int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const char *collector)
 {
 	struct bpf_map *map;
 	char dir[300], path[512], why[160] = "";
@@ -128,7 +121,7 @@ int pin_prepare(const struct bpf_object_skeleton *s, const char *collector)
 
 	if (!root[0])
 		return 0;
-	if (collector_dir(collector, dir, sizeof(dir)))
+	if (collector_dir(root, collector, dir, sizeof(dir)))
 		return -1;
 	same = same_settings(*s->obj, dir);
 	/*
@@ -197,14 +190,14 @@ static void unlink_prefixed(const char *dir, const char *prefix)
 		closedir(d);
 }
 
-int pin_commit(const struct bpf_object_skeleton *s, const char *collector)
+int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char *collector)
 {
 	const struct bpf_map *rodata;
 	char dir[300], path[512];
 
 	if (!root[0])
 		return 0;
-	if (collector_dir(collector, dir, sizeof(dir)))
+	if (collector_dir(root, collector, dir, sizeof(dir)))
 		return -1;
 	/*
 	 * The previous exporter's links go (their programs detach), ours are pinned. Between
@@ -238,7 +231,7 @@ static bool own_pin(const char *name)
 	return !strncmp(name, "map_", 4) || !strncmp(name, "link_", 5) || !strcmp(name, "rodata");
 }
 
-void pin_remove(const char *collector)
+void pin_remove(const char *root, const char *collector)
 {
 	char dir[300], path[600];
 	struct dirent *e;
@@ -269,14 +262,14 @@ void pin_remove(const char *collector)
 		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
 }
 
-int pin_remove_all(const char *const *collectors)
+int pin_remove_all(const char *root, const char *const *collectors)
 {
 	if (!root[0]) {
 		log_error("--unpin: no [bpf] pin_path configured");
 		return -1;
 	}
 	for (; *collectors; collectors++)
-		pin_remove(*collectors);
+		pin_remove(root, *collectors);
 	if (!rmdir(root) || errno == ENOENT) {
 		log_info("--unpin: removed %s", root);
 		return 0;

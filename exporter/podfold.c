@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "podfold.h"
 #include "pods.h"
 #include "scrape.h"
 
@@ -33,6 +34,14 @@ struct node {
 struct smap {
 	struct node **b;
 	size_t nb, n;
+};
+
+struct podfold {
+	struct fam *fams;
+	struct podsnap *snap; /* the resolver's */
+	unsigned max_series;
+	struct node **all; /* smap_all's buffer */
+	size_t all_cap;
 };
 
 static uint64_t hash_str(const char *s)
@@ -94,28 +103,27 @@ static void smap_del(struct smap *m, struct node *nd)
 }
 
 /*
- * The entries at this moment, NULL-terminated, in a buffer reused by the next call (loops are
- * never nested): the caller may add and delete entries while walking it. NULL if out of memory.
+ * The entries at this moment, NULL-terminated, in fold's buffer reused by the next call (loops
+ * are never nested): the caller may add and delete entries while walking it. NULL if out of
+ * memory.
  */
-static struct node **smap_all(const struct smap *m)
+static struct node **smap_all(struct podfold *fold, const struct smap *m)
 {
-	static struct node **all;
-	static size_t cap;
 	size_t n = 0;
 
-	if (!all || m->n + 1 > cap) {
-		struct node **v = realloc(all, (m->n + 1) * 2 * sizeof(struct node *));
+	if (!fold->all || m->n + 1 > fold->all_cap) {
+		struct node **v = realloc(fold->all, (m->n + 1) * 2 * sizeof(struct node *));
 
 		if (!v)
 			return NULL;
-		all = v;
-		cap = (m->n + 1) * 2;
+		fold->all = v;
+		fold->all_cap = (m->n + 1) * 2;
 	}
 	for (size_t i = 0; i < m->nb; i++)
 		for (struct node *nd = m->b[i]; nd; nd = nd->next)
-			all[n++] = nd;
-	all[n] = NULL;
-	return all;
+			fold->all[n++] = nd;
+	fold->all[n] = NULL;
+	return fold->all;
 }
 
 /* A value: nv bucket counts (one for a counter) and a sum (histograms only). */
@@ -166,18 +174,17 @@ struct fam {
 
 struct pods_filter {
 	struct expo_filter f;
+	struct podfold *fold;
 	unsigned mask;
 	struct pods_snapshot *snap;
 	struct fam *cur;
 };
 
-static struct fam *fams;
-
-static struct fam *fam_get(const char *name, enum metric_type type)
+static struct fam *fam_get(struct podfold *fold, const char *name, enum metric_type type)
 {
 	struct fam *f;
 
-	for (f = fams; f; f = f->next)
+	for (f = fold->fams; f; f = f->next)
 		if (!strcmp(f->name, name))
 			return f;
 	f = calloc(1, sizeof(*f));
@@ -186,8 +193,8 @@ static struct fam *fam_get(const char *name, enum metric_type type)
 		return NULL;
 	}
 	f->type = type;
-	f->next = fams;
-	fams = f;
+	f->next = fold->fams;
+	fold->fams = f;
 	return f;
 }
 
@@ -376,12 +383,12 @@ static bool filter_capture(struct expo_filter *ef, const char *family, enum metr
 
 	if (type == METRIC_GAUGE)
 		return false;
-	pf->cur = fam_get(family, type);
+	pf->cur = fam_get(pf->fold, family, type);
 	if (!pf->cur)
 		return false;
 	pf->cur->gen++;
 	if (!pf->snap)
-		pf->snap = pods_snapshot_get();
+		pf->snap = podsnap_get(pf->fold->snap);
 	return true;
 }
 
@@ -425,7 +432,7 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 		kind = OUT_OVERFLOW; /* the kernel's own map was full */
 		marker = OVERFLOW_LABEL;
 	} else if (netns) {
-		a = pods_snapshot_find(pf->snap, (uint32_t)strtoul(netns, NULL, 10));
+		a = podsnap_find(pf->snap, (uint32_t)strtoul(netns, NULL, 10));
 		if (a && a->expired) {
 			kind = OUT_GONE;
 			marker = GONE_LABEL;
@@ -503,12 +510,12 @@ static int cmp_out(const void *a, const void *b)
 	return strcmp((*(struct out *const *)a)->nd.key, (*(struct out *const *)b)->nd.key);
 }
 
-static void fold(struct pods_filter *pf, struct fam *f)
+static void fold_family(struct pods_filter *pf, struct fam *f)
 {
-	unsigned max = pods_max_series();
+	unsigned max = pf->fold->max_series;
 
 	/* Inputs the collector no longer reports leave their counts where they were. */
-	for (struct node **it_ = smap_all(&f->ins), *n; it_ && (n = *it_); it_++) {
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
 		struct in *in = (struct in *)n;
 
 		if (in->gen == f->gen)
@@ -521,15 +528,15 @@ static void fold(struct pods_filter *pf, struct fam *f)
 		in_free(in);
 	}
 	/* Live (unexpired) inputs per output, to know whether an expiry empties it. */
-	for (struct node **it_ = smap_all(&f->outs), *n; it_ && (n = *it_); it_++)
+	for (struct node **it_ = smap_all(pf->fold, &f->outs), *n; it_ && (n = *it_); it_++)
 		((struct out *)n)->live = 0;
-	for (struct node **it_ = smap_all(&f->ins), *n; it_ && (n = *it_); it_++) {
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
 		struct in *in = (struct in *)n;
 
 		if (in->out && !in->expired)
 			in->out->live++;
 	}
-	for (struct node **it_ = smap_all(&f->ins), *n; it_ && (n = *it_); it_++) {
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
 		struct in *in = (struct in *)n;
 		struct out *to;
 		struct overflowed *ov;
@@ -568,14 +575,14 @@ static void fold(struct pods_filter *pf, struct fam *f)
 		val_copy(&in->last, &in->now, f->nv);
 	}
 	/* Empty series of expired pods: their counts join the remainder, the series goes. */
-	for (struct node **it_ = smap_all(&f->outs), *n; it_ && (n = *it_); it_++) {
+	for (struct node **it_ = smap_all(pf->fold, &f->outs), *n; it_ && (n = *it_); it_++) {
 		struct out *o = (struct out *)n, *gone;
 		char key[1024];
 		const struct pod_attr *a;
 
 		if (o->nin || o->kind != OUT_NORMAL)
 			continue;
-		a = pods_snapshot_find(pf->snap, o->netns);
+		a = podsnap_find(pf->snap, o->netns);
 		if (!o->expired && !(a && a->expired) && val_total(&o->carry, f->nv))
 			continue;
 		if (val_total(&o->carry, f->nv) &&
@@ -588,7 +595,7 @@ static void fold(struct pods_filter *pf, struct fam *f)
 		}
 		out_del(f, o);
 	}
-	for (struct node **it_ = smap_all(&f->overflowed), *n; it_ && (n = *it_); it_++) {
+	for (struct node **it_ = smap_all(pf->fold, &f->overflowed), *n; it_ && (n = *it_); it_++) {
 		if (((struct overflowed *)n)->gen != f->gen) {
 			smap_del(&f->overflowed, n);
 			free(n->key);
@@ -608,17 +615,17 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 	/* An abandoned family teaches nothing: the next scrape starts from the last kept one. */
 	if (!keep || !f->nv)
 		goto out;
-	fold(pf, f);
+	fold_family(pf, f);
 	v = malloc((f->outs.n + 1) * sizeof(struct out *));
 	if (!v)
 		goto out;
-	for (struct node **it_ = smap_all(&f->outs), *nd; it_ && (nd = *it_); it_++) {
+	for (struct node **it_ = smap_all(pf->fold, &f->outs), *nd; it_ && (nd = *it_); it_++) {
 		struct out *o = (struct out *)nd;
 
 		val_copy(&o->cur, &o->carry, f->nv);
 		v[n++] = o;
 	}
-	for (struct node **it_ = smap_all(&f->ins), *nd; it_ && (nd = *it_); it_++) {
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *nd; it_ && (nd = *it_); it_++) {
 		struct in *in = (struct in *)nd;
 
 		if (in->out)
@@ -634,11 +641,11 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 	}
 	free(v);
 out:
-	pods_snapshot_put(pf->snap);
+	podsnap_put(pf->fold->snap, pf->snap);
 	pf->snap = NULL;
 }
 
-struct expo_filter *podfold_filter_new(unsigned mask)
+struct expo_filter *podfold_filter_new(struct podfold *fold, unsigned mask)
 {
 	struct pods_filter *pf = calloc(1, sizeof(*pf));
 
@@ -647,18 +654,19 @@ struct expo_filter *podfold_filter_new(unsigned mask)
 	pf->f.capture = filter_capture;
 	pf->f.sample = filter_sample;
 	pf->f.flush = filter_flush;
+	pf->fold = fold;
 	pf->mask = mask;
 	return &pf->f;
 }
 
-void podfold_render_metrics(struct expo *e)
+void podfold_render_metrics(struct podfold *fold, struct expo *e)
 {
-	if (!fams)
+	if (!fold->fams)
 		return;
 	expo_family(e, "netstack_series_overflow_total", METRIC_COUNTER,
 		    "Label sets folded into the __overflow__ series because the family had "
 		    "[pods] max_series series already.");
-	for (struct fam *f = fams; f; f = f->next) {
+	for (struct fam *f = fold->fams; f; f = f->next) {
 		struct labels l = { 0 };
 
 		labels_add(&l, "metric", f->name);
@@ -666,9 +674,9 @@ void podfold_render_metrics(struct expo *e)
 	}
 }
 
-static void smap_free(struct smap *m, void (*fn)(void *))
+static void smap_free(struct podfold *fold, struct smap *m, void (*fn)(void *))
 {
-	for (struct node **it_ = smap_all(m), *n; it_ && (n = *it_); it_++)
+	for (struct node **it_ = smap_all(fold, m), *n; it_ && (n = *it_); it_++)
 		fn(n);
 	free(m->b);
 	memset(m, 0, sizeof(*m));
@@ -690,17 +698,40 @@ static void free_out(void *p)
 	out_free(p);
 }
 
-void podfold_free(void)
+struct podfold *podfold_new(struct podsnap *snap)
 {
-	while (fams) {
-		struct fam *f = fams;
+	struct podfold *fold = calloc(1, sizeof(*fold));
 
-		fams = f->next;
-		smap_free(&f->ins, free_in);
-		smap_free(&f->outs, free_out);
-		smap_free(&f->overflowed, free_overflowed);
+	if (fold)
+		fold->snap = snap;
+	return fold;
+}
+
+void podfold_max_series(struct podfold *fold, unsigned max)
+{
+	fold->max_series = max;
+}
+
+void podfold_clear(struct podfold *fold)
+{
+	while (fold->fams) {
+		struct fam *f = fold->fams;
+
+		fold->fams = f->next;
+		smap_free(fold, &f->ins, free_in);
+		smap_free(fold, &f->outs, free_out);
+		smap_free(fold, &f->overflowed, free_overflowed);
 		free(f->bounds);
 		free(f->name);
 		free(f);
 	}
+}
+
+void podfold_free(struct podfold *fold)
+{
+	if (!fold)
+		return;
+	podfold_clear(fold);
+	free(fold->all);
+	free(fold);
 }

@@ -20,6 +20,7 @@
 #include "kernel.h"
 #include "kubeapi.h"
 #include "log.h"
+#include "podfold.h"
 #include "pods.h"
 #include "taskwalk.h"
 
@@ -27,12 +28,47 @@
 
 enum source { SRC_AUTO, SRC_KUBERNETES, SRC_KUBELET, SRC_NONE };
 
-/*
- * conf: as configured (pods_configure, a reload); cfg: conf with the source resolved, what
- * runs; run: the copy the resolver threads read. filters[i] folds cfg.per[i]'s families.
- */
-static struct pods_config conf, cfg, run;
-static struct expo_filter *filters[PODS_MAX_COLLECTORS];
+/* What the resolver remembers of a namespace, across scans. */
+struct nsent {
+	uint32_t netns;
+	bool seen;
+	double gone; /* monotonic seconds it was last seen or its pod deleted; 0: alive */
+	char ns[64], pod[254], container[64], process[3 * 16 + 1]; /* valid UTF-8 */
+};
+
+static const char *const scan_error_kinds[] = { "walk", "incomplete", "map_full" };
+enum { SE_WALK, SE_INCOMPLETE, SE_MAP_FULL, NR_SE };
+
+struct pods {
+	/*
+	 * conf: as configured (pods_new, a reload); cfg: conf with the source resolved, what
+	 * runs; run: the copy the resolver threads read. filters[i] folds cfg.per[i]'s families.
+	 */
+	struct pods_config conf, cfg, run;
+	struct expo_filter *filters[PODS_MAX_COLLECTORS];
+	struct podsnap snap;  /* the latest table the scanner published */
+	struct podfold *fold; /* render time, under the scrape lock */
+
+	pthread_mutex_t mu; /* everything below */
+	pthread_cond_t wake;
+	bool stopping, rescan;
+	bool active, kube; /* started; with a pod source */
+	struct pod *pods;
+	size_t n_pods, cap_pods;
+	struct nsent *nss;
+	size_t n_nss, cap_nss;
+	/* The kernel's walk (NULL: it did not load) and what the last scans did. */
+	struct tasks *walker;
+	uint64_t scan_errors[NR_SE];
+	bool scan_logged[NR_SE], scan_ok;
+	uint32_t scan_processes;
+	double scan_seconds;
+
+	struct kube_client *client;
+	struct kube_stats kstats; /* across restarts */
+	pthread_t scan_thread, follow_thread;
+	bool following;
+};
 
 void pods_config_defaults(struct pods_config *c)
 {
@@ -193,27 +229,10 @@ unsigned pods_labels_of(const struct pods_config *c, const char *collector)
 	return i < 0 ? 0 : c->per[i].mask;
 }
 
-unsigned pods_max_series(void)
+unsigned pods_max_series(const struct pods *p)
 {
-	return cfg.max_series;
+	return p->cfg.max_series;
 }
-
-/* ---- shared state ---- */
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* everything below */
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static bool stopping, rescan;
-static bool active, kube; /* started; with a pod source */
-
-static struct pod *pods;
-static size_t n_pods, cap_pods;
-
-struct pods_snapshot {
-	int refs;
-	size_t n;
-	struct pod_attr *v; /* sorted by netns; strings owned */
-};
-static struct pods_snapshot *current;
 
 static double mono(void)
 {
@@ -223,76 +242,7 @@ static double mono(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct pods_snapshot *pods_snapshot_get(void)
-{
-	struct pods_snapshot *s;
-
-	pthread_mutex_lock(&mu);
-	s = current;
-	if (s)
-		s->refs++;
-	pthread_mutex_unlock(&mu);
-	return s;
-}
-
-static void snapshot_free(struct pods_snapshot *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free((char *)s->v[i].namespace);
-		free((char *)s->v[i].pod);
-		free((char *)s->v[i].container);
-		free((char *)s->v[i].process);
-	}
-	free(s->v);
-	free(s);
-}
-
-void pods_snapshot_put(struct pods_snapshot *s)
-{
-	bool last;
-
-	if (!s)
-		return;
-	pthread_mutex_lock(&mu);
-	last = --s->refs == 0;
-	pthread_mutex_unlock(&mu);
-	if (last)
-		snapshot_free(s);
-}
-
-const struct pod_attr *pods_snapshot_find(const struct pods_snapshot *s, uint32_t netns)
-{
-	size_t lo = 0, hi = s ? s->n : 0;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->v[mid].netns == netns)
-			return &s->v[mid];
-		if (s->v[mid].netns < netns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-bool pods_kubernetes(void)
-{
-	return kube;
-}
-
 /* ---- the scanner: the node's processes, from the kernel ---- */
-
-/* What the resolver remembers of a namespace, across scans. */
-struct nsent {
-	uint32_t netns;
-	bool seen;
-	double gone; /* monotonic seconds it was last seen or its pod deleted; 0: alive */
-	char ns[64], pod[254], container[64], process[3 * 16 + 1]; /* valid UTF-8 */
-};
-static struct nsent *nss;
-static size_t n_nss, cap_nss;
 
 /* One namespace during a scan. */
 struct scanned {
@@ -304,25 +254,17 @@ struct scanned {
 };
 
 struct scan {
+	struct pods *p;
 	struct scanned *v;
 	size_t n, cap;
 	const struct tasks_summary *sum;
 };
 
-/* The kernel's walk (NULL: it did not load) and what the last scans did, under mu. */
-static struct tasks *walker;
-static const char *const scan_error_kinds[] = { "walk", "incomplete", "map_full" };
-enum { SE_WALK, SE_INCOMPLETE, SE_MAP_FULL, NR_SE };
-static uint64_t scan_errors[NR_SE];
-static bool scan_logged[NR_SE], scan_ok;
-static uint32_t scan_processes;
-static double scan_seconds;
-
-static const struct pod *pod_by_uid(const char *uid)
+static const struct pod *pod_by_uid(const struct pods *p, const char *uid)
 {
-	for (size_t i = 0; i < n_pods; i++)
-		if (!strcmp(pods[i].uid, uid))
-			return &pods[i];
+	for (size_t i = 0; i < p->n_pods; i++)
+		if (!strcmp(p->pods[i].uid, uid))
+			return &p->pods[i];
 	return NULL;
 }
 
@@ -334,23 +276,23 @@ static const char *container_name(const struct pod *p, const char *id)
 	return NULL;
 }
 
-static struct nsent *nsent_get(uint32_t netns)
+static struct nsent *nsent_get(struct pods *p, uint32_t netns)
 {
-	for (size_t i = 0; i < n_nss; i++)
-		if (nss[i].netns == netns)
-			return &nss[i];
-	if (n_nss == cap_nss) {
-		size_t cap = cap_nss ? cap_nss * 2 : 64;
-		struct nsent *v = realloc(nss, cap * sizeof(*v));
+	for (size_t i = 0; i < p->n_nss; i++)
+		if (p->nss[i].netns == netns)
+			return &p->nss[i];
+	if (p->n_nss == p->cap_nss) {
+		size_t cap = p->cap_nss ? p->cap_nss * 2 : 64;
+		struct nsent *v = realloc(p->nss, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
-		nss = v;
-		cap_nss = cap;
+		p->nss = v;
+		p->cap_nss = cap;
 	}
-	memset(&nss[n_nss], 0, sizeof(nss[0]));
-	nss[n_nss].netns = netns;
-	return &nss[n_nss++];
+	memset(&p->nss[p->n_nss], 0, sizeof(p->nss[0]));
+	p->nss[p->n_nss].netns = netns;
+	return &p->nss[p->n_nss++];
 }
 
 static int cmp_attr(const void *a, const void *b)
@@ -365,41 +307,39 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-static void publish(double now)
+static void publish(struct pods *p, double now)
 {
-	struct pods_snapshot *s = calloc(1, sizeof(*s)), *old;
+	struct pods_snapshot *s = calloc(1, sizeof(*s));
 
-	if (!s || !(s->v = calloc(n_nss + 1, sizeof(*s->v)))) {
+	if (!s || !(s->v = calloc(p->n_nss + 1, sizeof(*s->v)))) {
 		free(s);
 		return;
 	}
 	s->refs = 1;
-	for (size_t i = 0; i < n_nss; i++) {
+	for (size_t i = 0; i < p->n_nss; i++) {
+		const struct nsent *e = &p->nss[i];
 		struct pod_attr *a = &s->v[s->n++];
 
-		a->netns = nss[i].netns;
-		a->expired = nss[i].gone && now - nss[i].gone >= run.grace;
-		a->namespace = dup_or_empty(nss[i].ns);
-		a->pod = dup_or_empty(nss[i].pod);
-		a->container = dup_or_empty(nss[i].container);
-		a->process = dup_or_empty(nss[i].process);
+		a->netns = e->netns;
+		a->expired = e->gone && now - e->gone >= p->run.grace;
+		a->namespace = dup_or_empty(e->ns);
+		a->pod = dup_or_empty(e->pod);
+		a->container = dup_or_empty(e->container);
+		a->process = dup_or_empty(e->process);
 		if (!a->namespace || !a->pod || !a->container || !a->process) {
-			snapshot_free(s);
+			podsnap_free(s);
 			return;
 		}
 	}
 	qsort(s->v, s->n, sizeof(*s->v), cmp_attr);
-	pthread_mutex_lock(&mu);
-	old = current;
-	current = s;
-	pthread_mutex_unlock(&mu);
-	pods_snapshot_put(old);
+	podsnap_publish(&p->snap, s);
 }
 
 /* One (netns, cgroup) pair of the kernel's walk, into its namespace's entry. */
 static void scan_pair(const struct tasks_key *k, const struct tasks_val *val, void *arg)
 {
 	struct scan *sc = arg;
+	struct pods *p = sc->p;
 	struct scanned *s = NULL;
 	struct kube_ids ids;
 
@@ -428,46 +368,46 @@ static void scan_pair(const struct tasks_key *k, const struct tasks_val *val, vo
 	if (s->netns == sc->sum->host_netns || s->matched || kubepods_parse(val->path, &ids))
 		return;
 	/* Pods share one netns; prefer a container the API names over the pause one. */
-	pthread_mutex_lock(&mu);
-	s->matched = container_name(pod_by_uid(ids.pod_uid), ids.container_id);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&p->mu);
+	s->matched = container_name(pod_by_uid(p, ids.pod_uid), ids.container_id);
+	pthread_mutex_unlock(&p->mu);
 	if (!s->have_pod || s->matched || (!s->ids.container_id[0] && ids.container_id[0]))
 		s->ids = ids;
 	s->have_pod = true;
 }
 
 /* The namespaces of the walk into nss: 0, or -1 when the walk failed (nss left as it was). */
-static int apply_scan(double now)
+static int apply_scan(struct pods *p, double now)
 {
 	struct tasks_summary sum = { 0 };
-	struct scan sc = { .sum = &sum };
-	int err = walker ? tasks_walk(walker, scan_pair, &sc, &sum) : -ENOENT;
+	struct scan sc = { .p = p, .sum = &sum };
+	int err = p->walker ? tasks_walk(p->walker, scan_pair, &sc, &sum) : -ENOENT;
 
-	pthread_mutex_lock(&mu);
-	scan_seconds = mono() - now;
-	scan_processes = sum.processes;
-	scan_ok = !err && sum.complete;
-	pthread_mutex_unlock(&mu);
-	if (!walker)
+	pthread_mutex_lock(&p->mu);
+	p->scan_seconds = mono() - now;
+	p->scan_processes = sum.processes;
+	p->scan_ok = !err && sum.complete;
+	pthread_mutex_unlock(&p->mu);
+	if (!p->walker)
 		return -1; /* logged when it did not load */
 	if (err || !sum.complete || sum.dropped) {
 		int kind = err ? SE_WALK : !sum.complete ? SE_INCOMPLETE : SE_MAP_FULL;
 
-		pthread_mutex_lock(&mu);
-		scan_errors[kind]++;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_lock(&p->mu);
+		p->scan_errors[kind]++;
+		pthread_mutex_unlock(&p->mu);
 		if (err)
-			log_once(scan_logged[kind], LOG_WARN,
+			log_once(p->scan_logged[kind], LOG_WARN,
 				 "pods: reading the kernel's process walk failed: %s; namespaces "
 				 "keep what the last scan found",
 				 strerror(-err));
 		else if (!sum.complete)
-			log_once(scan_logged[kind], LOG_WARN,
+			log_once(p->scan_logged[kind], LOG_WARN,
 				 "pods: the kernel's process walk stopped after %u processes; "
 				 "namespaces keep what the last scan found",
 				 sum.processes);
 		else
-			log_once(scan_logged[kind], LOG_WARN,
+			log_once(p->scan_logged[kind], LOG_WARN,
 				 "pods: %u (netns, cgroup) pairs did not fit the walk's map (%d); "
 				 "their namespaces may be unresolved",
 				 sum.dropped, TASKS_MAX);
@@ -476,13 +416,14 @@ static int apply_scan(double now)
 		free(sc.v);
 		return -1;
 	}
-	pthread_mutex_lock(&mu);
-	for (size_t i = 0; i < n_nss; i++)
-		nss[i].seen = false;
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->n_nss; i++)
+		p->nss[i].seen = false;
 	for (size_t i = 0; i < sc.n; i++) {
-		struct nsent *e = nsent_get(sc.v[i].netns);
-		const struct pod *p = sc.v[i].have_pod ? pod_by_uid(sc.v[i].ids.pod_uid) : NULL;
-		const char *cname = container_name(p, sc.v[i].ids.container_id);
+		struct nsent *e = nsent_get(p, sc.v[i].netns);
+		const struct pod *pod =
+			sc.v[i].have_pod ? pod_by_uid(p, sc.v[i].ids.pod_uid) : NULL;
+		const char *cname = container_name(pod, sc.v[i].ids.container_id);
 
 		if (!e)
 			break;
@@ -491,49 +432,50 @@ static int apply_scan(double now)
 		 * Label values made valid UTF-8 (cut between characters) here, so that names that
 		 * differ only in invalid bytes are one series: any process can set its comm.
 		 */
-		utf8_copy(e->ns, sizeof(e->ns), p ? p->ns : "");
-		utf8_copy(e->pod, sizeof(e->pod), p ? p->name : "");
+		utf8_copy(e->ns, sizeof(e->ns), pod ? pod->ns : "");
+		utf8_copy(e->pod, sizeof(e->pod), pod ? pod->name : "");
 		/* Without the API's name, the short form of the ID docker and crictl show. */
 		if (cname)
 			utf8_copy(e->container, sizeof(e->container), cname);
 		else
-			snprintf(e->container, sizeof(e->container), "%.*s", kube ? 0 : 12,
+			snprintf(e->container, sizeof(e->container), "%.*s", p->kube ? 0 : 12,
 				 sc.v[i].ids.container_id);
 		utf8_copy(e->process, sizeof(e->process), sc.v[i].comm);
-		e->gone = p && p->deleted ? (e->gone ? e->gone : p->deleted) : 0;
+		e->gone = pod && pod->deleted ? (e->gone ? e->gone : pod->deleted) : 0;
 	}
 	/* Namespaces no process holds any more: gone now; forgotten twice the grace later. */
-	for (size_t i = 0; i < n_nss;) {
-		if (!nss[i].seen && !nss[i].gone)
-			nss[i].gone = now;
-		if (nss[i].gone && now - nss[i].gone > 2.0 * run.grace + run.refresh) {
-			nss[i] = nss[--n_nss];
+	for (size_t i = 0; i < p->n_nss;) {
+		if (!p->nss[i].seen && !p->nss[i].gone)
+			p->nss[i].gone = now;
+		if (p->nss[i].gone && now - p->nss[i].gone > 2.0 * p->run.grace + p->run.refresh) {
+			p->nss[i] = p->nss[--p->n_nss];
 			continue;
 		}
 		i++;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&p->mu);
 	free(sc.v);
 	return 0;
 }
 
-static void scan(void)
+static void scan(struct pods *p)
 {
 	double now = mono();
-	bool ok = !apply_scan(now);
+	bool ok = !apply_scan(p, now);
 
 	/* Deleted pods: kept while a namespace may still name them. */
-	pthread_mutex_lock(&mu);
-	for (size_t i = 0; i < n_pods;) {
-		if (pods[i].deleted && now - pods[i].deleted > 2.0 * run.grace + run.refresh) {
-			pods[i] = pods[--n_pods];
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->n_pods;) {
+		if (p->pods[i].deleted &&
+		    now - p->pods[i].deleted > 2.0 * p->run.grace + p->run.refresh) {
+			p->pods[i] = p->pods[--p->n_pods];
 			continue;
 		}
 		i++;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&p->mu);
 	if (ok)
-		publish(now);
+		publish(p, now);
 }
 
 /* A counter family with one series per kind. */
@@ -556,19 +498,19 @@ static void gauge_u64(struct expo *e, const char *name, const char *help, uint64
 }
 
 /* The scanner's own metrics. */
-static void render_scan_metrics(struct expo *e)
+static void render_scan_metrics(struct pods *p, struct expo *e)
 {
 	uint64_t errs[NR_SE];
 	uint32_t processes;
 	double seconds;
 	bool up;
 
-	pthread_mutex_lock(&mu);
-	memcpy(errs, scan_errors, sizeof(errs));
-	processes = scan_processes;
-	seconds = scan_seconds;
-	up = scan_ok;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&p->mu);
+	memcpy(errs, p->scan_errors, sizeof(errs));
+	processes = p->scan_processes;
+	seconds = p->scan_seconds;
+	up = p->scan_ok;
+	pthread_mutex_unlock(&p->mu);
 	gauge_u64(e, "netstack_pods_resolver_up",
 		  "1 when the last walk of the node's processes (BPF task iterator) succeeded.",
 		  up);
@@ -583,7 +525,7 @@ static void render_scan_metrics(struct expo *e)
 }
 
 /* Sleep up to seconds, or until woken (stop, or news from the API). */
-static void nap(double seconds, bool *flag)
+static void nap(struct pods *p, double seconds, bool *flag)
 {
 	struct timespec ts;
 
@@ -594,91 +536,92 @@ static void nap(double seconds, bool *flag)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&mu);
-	while (!stopping && !(flag && *flag))
-		if (pthread_cond_timedwait(&wake, &mu, &ts))
+	pthread_mutex_lock(&p->mu);
+	while (!p->stopping && !(flag && *flag))
+		if (pthread_cond_timedwait(&p->wake, &p->mu, &ts))
 			break;
 	if (flag)
 		*flag = false;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&p->mu);
 }
 
 static void *scanner(void *arg)
 {
-	(void)arg;
-	while (!__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
-		scan();
-		nap(run.refresh, &rescan);
+	struct pods *p = arg;
+
+	while (!__atomic_load_n(&p->stopping, __ATOMIC_RELAXED)) {
+		scan(p);
+		nap(p, p->run.refresh, &p->rescan);
 	}
 	return NULL;
 }
 
 /* ---- the pod source: kubeapi.c's client feeds the pods above ---- */
 
-static struct kube_client *client;
-static struct kube_stats kstats = { .mu = PTHREAD_MUTEX_INITIALIZER }; /* across restarts */
-
 /* Insert or replace under mu. */
-static void pod_put(const struct pod *p)
+static void pod_put(struct pods *p, const struct pod *pod)
 {
-	for (size_t i = 0; i < n_pods; i++) {
-		if (!strcmp(pods[i].uid, p->uid)) {
-			pods[i] = *p;
+	for (size_t i = 0; i < p->n_pods; i++) {
+		if (!strcmp(p->pods[i].uid, pod->uid)) {
+			p->pods[i] = *pod;
 			return;
 		}
 	}
-	if (n_pods == cap_pods) {
-		size_t cap = cap_pods ? cap_pods * 2 : 32;
-		struct pod *v = realloc(pods, cap * sizeof(*v));
+	if (p->n_pods == p->cap_pods) {
+		size_t cap = p->cap_pods ? p->cap_pods * 2 : 32;
+		struct pod *v = realloc(p->pods, cap * sizeof(*v));
 
 		if (!v)
 			return;
-		pods = v;
-		cap_pods = cap;
+		p->pods = v;
+		p->cap_pods = cap;
 	}
-	pods[n_pods++] = *p;
+	p->pods[p->n_pods++] = *pod;
 }
 
-static void sink_pod(void *arg, const struct pod *p)
+static void sink_pod(void *arg, const struct pod *pod)
 {
-	(void)arg;
-	pthread_mutex_lock(&mu);
-	pod_put(p);
-	pthread_mutex_unlock(&mu);
+	struct pods *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	pod_put(p, pod);
+	pthread_mutex_unlock(&p->mu);
 }
 
 static void sink_changed(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&mu);
-	rescan = true;
-	pthread_cond_broadcast(&wake);
-	pthread_mutex_unlock(&mu);
+	struct pods *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	p->rescan = true;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* A list completed: the pods it did not name were deleted meanwhile. */
 static void sink_listed(void *arg, unsigned gen)
 {
+	struct pods *p = arg;
 	double now = mono();
 
-	pthread_mutex_lock(&mu);
-	for (size_t i = 0; i < n_pods; i++)
-		if (!pods[i].deleted && pods[i].gen != gen)
-			pods[i].deleted = now;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->n_pods; i++)
+		if (!p->pods[i].deleted && p->pods[i].gen != gen)
+			p->pods[i].deleted = now;
+	pthread_mutex_unlock(&p->mu);
 	sink_changed(arg);
 }
 
 static void sink_nap(void *arg, double seconds)
 {
-	(void)arg;
-	nap(seconds, NULL);
+	nap(arg, seconds, NULL);
 }
 
 static bool sink_stopping(void *arg)
 {
-	(void)arg;
-	return __atomic_load_n(&stopping, __ATOMIC_RELAXED);
+	struct pods *p = arg;
+
+	return __atomic_load_n(&p->stopping, __ATOMIC_RELAXED);
 }
 
 static void *follower(void *arg)
@@ -689,50 +632,47 @@ static void *follower(void *arg)
 
 /* ---- lifecycle ---- */
 
-static pthread_t scan_thread, follow_thread;
-static bool following;
-
 /* The configured source, resolved; 0 or -1 when it cannot work (logged). */
-static enum source pick_source(void)
+static enum source pick_source(struct pods *p)
 {
 	const char *host = getenv("KUBERNETES_SERVICE_HOST"),
 		   *port = getenv("KUBERNETES_SERVICE_PORT");
 	const char *node = getenv("NODE_NAME");
-	enum source s = cfg.source;
+	enum source s = p->cfg.source;
 
-	if (!cfg.node_name[0] && node)
-		snprintf(cfg.node_name, sizeof(cfg.node_name), "%s", node);
-	if (!cfg.api_url[0] && host && *host)
-		snprintf(cfg.api_url, sizeof(cfg.api_url),
+	if (!p->cfg.node_name[0] && node)
+		snprintf(p->cfg.node_name, sizeof(p->cfg.node_name), "%s", node);
+	if (!p->cfg.api_url[0] && host && *host)
+		snprintf(p->cfg.api_url, sizeof(p->cfg.api_url),
 			 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
 			 port && *port ? port : "443");
 	if (s == SRC_AUTO) {
 		struct stat st;
 
-		s = cfg.kubelet_url[0]				   ? SRC_KUBELET
-		    : cfg.api_url[0] && !stat(cfg.token_file, &st) ? SRC_KUBERNETES
-								   : SRC_NONE;
+		s = p->cfg.kubelet_url[0]				 ? SRC_KUBELET
+		    : p->cfg.api_url[0] && !stat(p->cfg.token_file, &st) ? SRC_KUBERNETES
+									 : SRC_NONE;
 	}
-	if (s == SRC_KUBERNETES && (!cfg.api_url[0] || !cfg.node_name[0])) {
+	if (s == SRC_KUBERNETES && (!p->cfg.api_url[0] || !p->cfg.node_name[0])) {
 		log_error(
 			"pods: the Kubernetes source needs the API address "
 			"(KUBERNETES_SERVICE_HOST or [pods] api_url) and the node name (NODE_NAME "
 			"or [pods] node_name); pod and namespace labels stay empty");
 		s = SRC_NONE;
 	}
-	if (s == SRC_KUBELET && !cfg.kubelet_url[0]) {
+	if (s == SRC_KUBELET && !p->cfg.kubelet_url[0]) {
 		log_error("pods: source = kubelet needs [pods] kubelet_url; pod and namespace "
 			  "labels stay empty");
 		s = SRC_NONE;
 	}
 	/* kubeapi.c never sends the token in clear; refusing says why labels would be empty. */
-	if (s != SRC_NONE && cfg.token_file[0] && !access(cfg.token_file, F_OK) &&
-	    !strncmp(s == SRC_KUBELET ? cfg.kubelet_url : cfg.api_url, "http://", 7)) {
+	if (s != SRC_NONE && p->cfg.token_file[0] && !access(p->cfg.token_file, F_OK) &&
+	    !strncmp(s == SRC_KUBELET ? p->cfg.kubelet_url : p->cfg.api_url, "http://", 7)) {
 		log_error(
 			"pods: [pods] %s is http:// while token_file %s holds a bearer token that "
 			"would travel in clear: use https://, or set token_file empty (the "
 			"kubelet's read-only port); pod and namespace labels stay empty",
-			s == SRC_KUBELET ? "kubelet_url" : "api_url", cfg.token_file);
+			s == SRC_KUBELET ? "kubelet_url" : "api_url", p->cfg.token_file);
 		s = SRC_NONE;
 	}
 	return s;
@@ -746,59 +686,76 @@ static bool wanted(const struct pods_config *c)
 	return false;
 }
 
-void pods_configure(const struct pods_config *c)
+struct pods *pods_new(const struct pods_config *c)
 {
-	conf = *c;
-	cfg = conf;
+	struct pods *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->fold = podfold_new(&p->snap);
+	if (!p->fold) {
+		free(p);
+		return NULL;
+	}
+	p->conf = p->cfg = *c;
+	podfold_max_series(p->fold, c->max_series);
+	podsnap_init(&p->snap);
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	pthread_mutex_init(&p->kstats.mu, NULL);
+	return p;
 }
 
 /* A filter per collector asking for pod labels; 0 or -1. */
-static int make_filters(void)
+static int make_filters(struct pods *p)
 {
-	for (int i = 0; i < cfg.n_per; i++) {
-		if (!cfg.per[i].mask)
+	for (int i = 0; i < p->cfg.n_per; i++) {
+		if (!p->cfg.per[i].mask)
 			continue;
 		/* Without a pod source, labels degrade to the namespace and a process in it. */
-		filters[i] = podfold_filter_new(kube ? cfg.per[i].mask
-						     : cfg.per[i].mask | POD_LABEL_NETNS |
-								POD_LABEL_PROCESS);
-		if (!filters[i])
+		p->filters[i] =
+			podfold_filter_new(p->fold, p->kube ? p->cfg.per[i].mask
+							    : p->cfg.per[i].mask | POD_LABEL_NETNS |
+								      POD_LABEL_PROCESS);
+		if (!p->filters[i])
 			return -1;
 	}
 	return 0;
 }
 
-static void free_filters(void)
+static void free_filters(struct pods *p)
 {
 	for (int i = 0; i < PODS_MAX_COLLECTORS; i++) {
-		free(filters[i]);
-		filters[i] = NULL;
+		free(p->filters[i]);
+		p->filters[i] = NULL;
 	}
 }
 
-int pods_start(void)
+int pods_start(struct pods *p)
 {
-	cfg = conf;
-	if (!wanted(&cfg))
+	p->cfg = p->conf;
+	podfold_max_series(p->fold, p->cfg.max_series);
+	if (!wanted(&p->cfg))
 		return 0;
-	cfg.source = pick_source();
-	kube = cfg.source != SRC_NONE;
-	run = cfg;
-	if (make_filters() || (kube && kube_global_init()))
+	p->cfg.source = pick_source(p);
+	p->kube = p->cfg.source != SRC_NONE;
+	p->run = p->cfg;
+	if (make_filters(p) || (p->kube && kube_global_init()))
 		return -1;
-	walker = tasks_open();
-	if (!walker)
+	p->walker = tasks_open();
+	if (!p->walker)
 		log_error("pods: cannot load the kernel-side process walk (bpf/tasks.bpf.c, an "
 			  "iter/task program with bpf_loop: Linux 5.17 or later%s): %s; network "
 			  "namespaces stay unresolved, pod labels empty "
 			  "(netstack_pods_resolver_up 0)",
 			  kernel_at_least(5, 17) ? "" : ", this kernel is older", strerror(errno));
-	stopping = false;
-	if (pthread_create(&scan_thread, NULL, scanner, NULL))
+	p->stopping = false;
+	if (pthread_create(&p->scan_thread, NULL, scanner, p))
 		return -1;
-	active = true;
-	if (kube) {
-		static const struct kube_sink sink = {
+	p->active = true;
+	if (p->kube) {
+		const struct kube_sink sink = {
+			.arg = p,
 			.pod = sink_pod,
 			.listed = sink_listed,
 			.changed = sink_changed,
@@ -806,67 +763,67 @@ int pods_start(void)
 			.stopping = sink_stopping,
 		};
 
-		client = kube_client_new(&run, run.source == SRC_KUBELET, &sink, &kstats);
-		if (!client || pthread_create(&follow_thread, NULL, follower, client))
+		p->client =
+			kube_client_new(&p->run, p->run.source == SRC_KUBELET, &sink, &p->kstats);
+		if (!p->client || pthread_create(&p->follow_thread, NULL, follower, p->client))
 			return -1;
-		following = true;
+		p->following = true;
 	}
 	log_info("pods: resolving network namespaces every %us; pod source: %s%s (max_series=%u, "
 		 "grace_seconds=%u)",
-		 cfg.refresh,
-		 cfg.source == SRC_KUBERNETES ? "Kubernetes API "
-		 : cfg.source == SRC_KUBELET  ? "kubelet "
-					      : "none (labels: netns and process)",
-		 cfg.source == SRC_KUBERNETES ? cfg.api_url
-		 : cfg.source == SRC_KUBELET  ? cfg.kubelet_url
-					      : "",
-		 cfg.max_series, cfg.grace);
+		 p->cfg.refresh,
+		 p->cfg.source == SRC_KUBERNETES ? "Kubernetes API "
+		 : p->cfg.source == SRC_KUBELET	 ? "kubelet "
+						 : "none (labels: netns and process)",
+		 p->cfg.source == SRC_KUBERNETES ? p->cfg.api_url
+		 : p->cfg.source == SRC_KUBELET	 ? p->cfg.kubelet_url
+						 : "",
+		 p->cfg.max_series, p->cfg.grace);
 	return 0;
 }
 
 /* Stop the threads and the walk; what they found (pods, namespaces, snapshot, fold) stays. */
-static void threads_stop(void)
+static void threads_stop(struct pods *p)
 {
-	pthread_mutex_lock(&mu);
-	__atomic_store_n(&stopping, true, __ATOMIC_RELAXED);
-	pthread_cond_broadcast(&wake);
-	pthread_mutex_unlock(&mu);
-	pthread_join(scan_thread, NULL);
-	if (following)
-		pthread_join(follow_thread, NULL);
-	following = active = false;
-	kube_client_free(client);
-	client = NULL;
-	tasks_close(walker);
-	walker = NULL;
-	scan_ok = false;
-	free_filters();
-	if (kube)
+	pthread_mutex_lock(&p->mu);
+	__atomic_store_n(&p->stopping, true, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->scan_thread, NULL);
+	if (p->following)
+		pthread_join(p->follow_thread, NULL);
+	p->following = p->active = false;
+	kube_client_free(p->client);
+	p->client = NULL;
+	tasks_close(p->walker);
+	p->walker = NULL;
+	p->scan_ok = false;
+	free_filters(p);
+	if (p->kube)
 		kube_global_cleanup();
 }
 
-static void state_free(void)
+static void state_free(struct pods *p)
 {
-	pods_snapshot_put(current);
-	current = NULL;
-	free(nss);
-	free(pods);
-	nss = NULL;
-	pods = NULL;
-	n_nss = cap_nss = n_pods = cap_pods = 0;
-	podfold_free();
+	podsnap_publish(&p->snap, NULL);
+	free(p->nss);
+	free(p->pods);
+	p->nss = NULL;
+	p->pods = NULL;
+	p->n_nss = p->cap_nss = p->n_pods = p->cap_pods = 0;
+	podfold_clear(p->fold);
 }
 
-void pods_stop(void)
+void pods_stop(struct pods *p)
 {
-	if (!active) {
-		free_filters(); /* a start that failed half-way */
-		tasks_close(walker);
-		walker = NULL;
+	if (!p->active) {
+		free_filters(p); /* a start that failed half-way */
+		tasks_close(p->walker);
+		p->walker = NULL;
 		return;
 	}
-	threads_stop();
-	state_free();
+	threads_stop(p);
+	state_free(p);
 }
 
 /* Whether the resolver threads would run otherwise with b than with a. */
@@ -889,36 +846,39 @@ static bool masks_differ(const struct pods_config *a, const struct pods_config *
 	return false;
 }
 
-int pods_reconfigure(const struct pods_config *c)
+int pods_reconfigure(struct pods *p, const struct pods_config *c)
 {
-	bool was = active, resolver = resolver_differs(&conf, c), masks = masks_differ(&conf, c);
+	bool was = p->active, resolver = resolver_differs(&p->conf, c),
+	     masks = masks_differ(&p->conf, c);
 
-	conf = *c;
+	p->conf = *c;
 	if (!resolver && !masks) {
-		cfg.max_series = c->max_series; /* read at render time only */
+		p->cfg.max_series = c->max_series; /* read at render time only */
+		podfold_max_series(p->fold, c->max_series);
 		return 0;
 	}
 	if (was && !resolver && wanted(c)) {
 		/* Same resolver, other labels: new filters; the fold starts afresh. */
-		podfold_free();
-		free_filters();
-		cfg.max_series = c->max_series;
-		memcpy(cfg.per, c->per, sizeof(cfg.per));
-		cfg.n_per = c->n_per;
+		podfold_clear(p->fold);
+		free_filters(p);
+		p->cfg.max_series = c->max_series;
+		podfold_max_series(p->fold, c->max_series);
+		memcpy(p->cfg.per, c->per, sizeof(p->cfg.per));
+		p->cfg.n_per = c->n_per;
 		log_info("pods: pod_labels changed, applied");
-		return make_filters();
+		return make_filters(p);
 	}
 	if (!wanted(c)) {
-		pods_stop();
-		cfg = conf;
+		pods_stop(p);
+		p->cfg = p->conf;
 		if (was)
 			log_info("pods: no collector asks for pod labels any more; resolver "
 				 "stopped");
 		return 0;
 	}
 	if (!was) {
-		pods_stop(); /* a start that failed half-way */
-		return pods_start();
+		pods_stop(p); /* a start that failed half-way */
+		return pods_start(p);
 	}
 	/*
 	 * A restart keeps what the old resolver knew, so that scrapes between the restart and the
@@ -926,37 +886,49 @@ int pods_reconfigure(const struct pods_config *c)
 	 * would keep those counts for good). The new list marks the pods it does not name deleted:
 	 * generation 0 is one no list has.
 	 */
-	threads_stop();
+	threads_stop(p);
 	if (masks)
-		podfold_free();
-	for (size_t i = 0; i < n_pods; i++)
-		pods[i].gen = 0;
-	return pods_start();
+		podfold_clear(p->fold);
+	for (size_t i = 0; i < p->n_pods; i++)
+		p->pods[i].gen = 0;
+	return pods_start(p);
 }
 
-struct expo_filter *pods_filter(const char *collector)
+struct expo_filter *pods_filter(struct pods *p, const char *collector)
 {
-	int i = active ? per_find(&cfg, collector) : -1;
+	int i = p->active ? per_find(&p->cfg, collector) : -1;
 
-	return i < 0 ? NULL : filters[i];
+	return i < 0 ? NULL : p->filters[i];
 }
 
-void pods_render_metrics(struct expo *e)
+void pods_render_metrics(struct pods *p, struct expo *e)
 {
 	size_t known = 0;
 
-	if (!active)
+	if (!p->active)
 		return;
-	pthread_mutex_lock(&mu);
-	for (size_t i = 0; i < n_pods; i++)
-		known += !pods[i].deleted;
-	pthread_mutex_unlock(&mu);
-	podfold_render_metrics(e);
-	render_scan_metrics(e);
-	if (!client)
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->n_pods; i++)
+		known += !p->pods[i].deleted;
+	pthread_mutex_unlock(&p->mu);
+	podfold_render_metrics(p->fold, e);
+	render_scan_metrics(p, e);
+	if (!p->client)
 		return;
-	kube_stats_render(&kstats, run.source == SRC_KUBERNETES, e);
+	kube_stats_render(&p->kstats, p->run.source == SRC_KUBERNETES, e);
 	expo_family(e, "netstack_pods_known", METRIC_GAUGE,
 		    "Pods on this node the pod source reported.");
 	expo_u64(e, NULL, known);
+}
+
+void pods_free(struct pods *p)
+{
+	if (!p)
+		return;
+	pods_stop(p);
+	podfold_free(p->fold);
+	pthread_mutex_destroy(&p->kstats.mu);
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
 }

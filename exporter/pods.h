@@ -65,47 +65,29 @@ int pods_config_check(const struct pods_config *c, const char *path, char *err, 
 /* The collector's pod_labels mask in c (0: off). */
 unsigned pods_labels_of(const struct pods_config *c, const char *collector);
 
-/* The configuration to start with (copied), before pods_start. */
-void pods_configure(const struct pods_config *c);
+/*
+ * The resolver, configured with c (copied); it runs from pods_start. NULL: out of memory. Owned
+ * by main.c, which hands it to the scrape.
+ */
+struct pods;
+struct pods *pods_new(const struct pods_config *c);
 /*
  * A reload (holding the scrape lock): max_series and unchanged settings apply in place, other
  * pod_labels replace the filters, another source or timing restarts the resolver; 0 or -1.
  */
-int pods_reconfigure(const struct pods_config *c);
+int pods_reconfigure(struct pods *p, const struct pods_config *c);
 
 /* Start the resolver thread when some collector asked for pod labels; 0 or -1. */
-int pods_start(void);
-void pods_stop(void);
+int pods_start(struct pods *p);
+/* Stop the threads and forget what they found; pods_free stops and frees. */
+void pods_stop(struct pods *p);
+void pods_free(struct pods *p);
 
 /* The render-time filter for a collector's families, or NULL. */
-struct expo_filter *pods_filter(const char *collector);
+struct expo_filter *pods_filter(struct pods *p, const char *collector);
 /* The resolver's and the cap's own metrics. */
-void pods_render_metrics(struct expo *e);
-
-/* ---- between the resolver (pods.c) and the render-time fold (podfold.c) ---- */
-
-/* Who owns one network namespace; strings are never NULL ("" when unknown). */
-struct pod_attr {
-	uint32_t netns;
-	bool expired; /* gone longer than the grace period */
-	const char *namespace, *pod, *container, *process;
-};
-
-/* An immutable table the resolver publishes; scrapes hold a reference while they render. */
-struct pods_snapshot;
-struct pods_snapshot *pods_snapshot_get(void);
-void pods_snapshot_put(struct pods_snapshot *s);
-/* NULL when the namespace is unknown (not seen by the resolver, or s is NULL). */
-const struct pod_attr *pods_snapshot_find(const struct pods_snapshot *s, uint32_t netns);
-
-/* Render-time settings the fold needs from the configuration. */
-unsigned pods_max_series(void);
-bool pods_kubernetes(void); /* false: no pod source, labels degrade to netns + process */
-
-/* The fold's own metrics (netstack_series_overflow_total). */
-void podfold_render_metrics(struct expo *e);
-/* A render-time filter folding netns into the labels of mask. */
-struct expo_filter *podfold_filter_new(unsigned mask);
-void podfold_free(void);
+void pods_render_metrics(struct pods *p, struct expo *e);
+/* The series cap the fold applies ([pods] max_series as running). */
+unsigned pods_max_series(const struct pods *p);
 
 #endif

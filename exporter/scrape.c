@@ -32,10 +32,16 @@ static double reload_ok_time; /* wall clock of the last successful load, start-u
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct collector none = { 0 }; /* an empty table until main.c gives its own */
 static struct collector *running = &none;
+static struct pods *pods; /* main.c's resolver, for the pod-label filters and its metrics */
 
 void scrape_set_collectors(struct collector *table)
 {
 	running = table;
+}
+
+void scrape_set_pods(struct pods *p)
+{
+	pods = p;
 }
 
 struct collector *scrape_collectors(void)
@@ -92,7 +98,7 @@ static void render_collector(struct collector *c, struct expo *e)
 	bool ok;
 
 	/* Pod labels are folded in at render time, from the netns label the collector writes. */
-	expo_set_filter(e, pods_filter(c->ops->name), true);
+	expo_set_filter(e, pods ? pods_filter(pods, c->ops->name) : NULL, true);
 	ok = c->ops->collect(c->state, e) == 0;
 	expo_set_filter(e, NULL, ok);
 	/* A failing collector leaves nothing half-written, and the scrape goes on. */
@@ -237,11 +243,10 @@ static void render_process(struct expo *e)
 	expo_u64(e, NULL, rl.rlim_cur);
 }
 
-void scrape_render(struct mbuf *out, enum metric_format format)
+void scrape_render(struct mbuf *out, enum metric_format format, const struct guard_stats *gs)
 {
 	struct utsname uts;
 	struct labels l = { 0 };
-	struct guard_stats gs;
 	struct expo e;
 
 	mbuf_reset(out);
@@ -267,17 +272,16 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 	expo_family(&e, "netstack_config_last_reload_success_timestamp_seconds", METRIC_GAUGE,
 		    "When the configuration was last loaded successfully (start-up or SIGHUP).");
 	expo_double(&e, NULL, reload_ok_time);
-	guard_stats(&gs);
 	expo_family(
 		&e, "netstack_http_connections_evicted_total", METRIC_COUNTER,
 		"Connections closed over max_connections, of the addresses that held the most.");
-	expo_u64(&e, NULL, gs.evicted);
+	expo_u64(&e, NULL, gs->evicted);
 	expo_family(
 		&e, "netstack_http_auth_refused_total", METRIC_COUNTER,
 		"Password checks refused before bcrypt: rate_limited (429, the address's failure "
 		"budget), queue_full (503).");
-	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "rate_limited" } }, gs.limited);
-	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "queue_full" } }, gs.busy);
+	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "rate_limited" } }, gs->limited);
+	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "queue_full" } }, gs->busy);
 	per_collector(&e, "netstack_collector_up",
 		      "Whether the collector's BPF programs are attached.", METRIC_GAUGE, 0);
 	per_collector(&e, "netstack_scrape_collector_success",
@@ -292,7 +296,8 @@ void scrape_render(struct mbuf *out, enum metric_format format)
 		labels_add(&ml, "map", overflows[i].map);
 		expo_u64(&e, &ml, overflows[i].count);
 	}
-	pods_render_metrics(&e);
+	if (pods)
+		pods_render_metrics(pods, &e);
 	render_bpf_stats(&e);
 	render_process(&e);
 	expo_finish(&e);

@@ -21,9 +21,16 @@ void scrape_unlock(void);
 struct collector;
 void scrape_set_collectors(struct collector *table);
 struct collector *scrape_collectors(void);
+/* The pod resolver (pods.h) whose filters and metrics scrapes render, given like the table. */
+struct pods;
+void scrape_set_pods(struct pods *p);
 
-/* Render every enabled collector and the exporter's own metrics into out. */
-void scrape_render(struct mbuf *out, enum metric_format format);
+/*
+ * Render every enabled collector and the exporter's own metrics into out, with what the HTTP
+ * guards refused (httpguard.h) among them.
+ */
+struct guard_stats;
+void scrape_render(struct mbuf *out, enum metric_format format, const struct guard_stats *gs);
 
 /* Value of every optional label of the series counting what a bounded map had no room for. */
 #define OVERFLOW_LABEL "__overflow__"

@@ -3,8 +3,11 @@
  * A sampled event type is one file here plus one row in the table (registry.c): everything
  * that differs between types (the checks of a raw event, its analyzer, its JSON members and
  * HTML detail, its top-K list, its exemplars) lives in that file, so events.c handles every
- * type alike. The hooks run with the event store locked (entry on the consumer thread, the
- * renderers on the HTTP thread), so a type's state needs no lock of its own.
+ * type alike. A type keeps what its analyzer learns (top-K tables, exemplars) in a state its
+ * init makes and fini frees, which events.c owns and hands to the other hooks: no file-static
+ * state. The hooks run with the event store locked (entry on the consumer thread, the
+ * renderers on the HTTP thread), so a type's state needs no lock of its own, but for what
+ * scrapes read without that lock (exemplar).
  */
 #ifndef NETSTACK_ANALYZER_H
 #define NETSTACK_ANALYZER_H
@@ -18,14 +21,27 @@ struct event_desc {
 	const char *name;
 	/* Checks of the type's own fields (the common ones are done); optional. */
 	bool (*valid)(const struct event *ev);
-	int (*init)(const struct kernel *k); /* main thread, before the consumer starts; optional */
+	/*
+	 * Make the type's state in *state, once, before its first event (the main thread, before
+	 * the consumer starts). k is read-only and outlives the state; NULL when there is no
+	 * kernel context (the fuzzer): names are then left out. 0, or -1 with nothing made.
+	 */
+	int (*init)(const struct kernel *k, void **state);
 	/* The analyzer: enrich the record before it is stored, count it. */
-	void (*entry)(struct event_rec *r);
+	void (*entry)(void *state, struct event_rec *r);
 	void (*json)(struct mbuf *m, const struct event_rec *r); /* members after the flow's */
 	void (*html)(struct mbuf *m, const struct event_rec *r); /* the detail cell, escaped */
-	void (*top_json)(struct mbuf *m, double now);		 /* a JSON array */
-	void (*top_html)(struct mbuf *m, double now);		 /* <h2> and a table */
-	void (*reset)(void);					 /* free everything */
+	/* Its top-K list; state is NULL before init (sampling off): the list is empty. */
+	void (*top_json)(void *state, struct mbuf *m, double now); /* a JSON array */
+	void (*top_html)(void *state, struct mbuf *m, double now); /* <h2> and a table */
+	/*
+	 * The latest sampled event of a series its collector renders (series: the type's own
+	 * key, e.g. struct drop_series), as exemplar labels (values in buf) and time; false when
+	 * there is none. Called by scrapes, without the store's lock. Optional.
+	 */
+	bool (*exemplar)(void *state, const void *series, struct labels *l, char *buf, size_t len,
+			 double *time);
+	void (*fini)(void *state); /* free the state and everything in it */
 };
 
 /* By enum event_type; NULL: a type this build does not decode. */
@@ -63,7 +79,10 @@ struct topk_item {
 
 void topk_add(struct topk *t, const void *key, size_t keylen, const struct event_rec *r,
 	      uint32_t value);
-/* Up to TOPK_K entries with events in the window, by count (or by max), largest first. */
+/*
+ * Up to TOPK_K entries with events in the window, by count (or by max), largest first; none
+ * when t is NULL.
+ */
 size_t topk_top(const struct topk *t, double now, bool by_max, struct topk_item *out);
 void topk_free(struct topk *t);
 

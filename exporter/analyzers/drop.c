@@ -77,12 +77,6 @@ static const struct {
 	  "a misbehaving sender or switch" },
 };
 
-/* Owned by main, shared: set here before the consumer starts, never freed here. */
-static const struct reason_table *reasons;
-static const struct ksyms *ksyms;
-static ino_t own_netns;
-static struct topk locations;
-
 /* A sampled drop's own fields, in its record's detail. */
 struct drop_detail {
 	const char *explanation; /* the reason, one line, or NULL */
@@ -101,26 +95,37 @@ static const struct drop_detail *cdd(const struct event_rec *r)
 {
 	return (const struct drop_detail *)r->detail;
 }
-/* Read by scrapes, which do not take the store's lock: a lock of its own, taken inside it. */
-static pthread_mutex_t exemplar_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct event_rec exemplars[EXEMPLAR_SERIES];
+struct drop_state {
+	/* main's, read-only, outliving the state; NULL: numbers and KSYM_UNKNOWN */
+	const struct reason_table *reasons;
+	const struct ksyms *ksyms;
+	ino_t own_netns;
+	struct topk locations;
+	/* Read by scrapes, which do not take the store's lock: a lock of its own, taken inside it. */
+	pthread_mutex_t exemplar_lock;
+	struct event_rec exemplars[EXEMPLAR_SERIES];
+};
 
-static int drop_init(const struct kernel *k)
+static int drop_init(const struct kernel *k, void **state)
 {
+	struct drop_state *s = calloc(1, sizeof(*s));
 	struct stat st;
 	int err;
 
-	reasons = k->reasons_err ? NULL : &k->reasons;
-	if (!ksyms) {
-		ksyms = kernel_ksyms(k, &err);
+	if (!s)
+		return -1;
+	pthread_mutex_init(&s->exemplar_lock, NULL);
+	if (k) {
+		s->reasons = k->reasons_err ? NULL : &k->reasons;
+		s->ksyms = kernel_ksyms(k, &err);
 		if (err)
-			log_warn(
-				"sampling: cannot read /proc/kallsyms (%s; addresses need "
-				"CAP_SYSLOG): drop functions will be \"" KSYM_UNKNOWN "\"",
-				strerror(-err));
+			log_warn("sampling: cannot read /proc/kallsyms (%s; addresses need "
+				 "CAP_SYSLOG): drop functions will be \"" KSYM_UNKNOWN "\"",
+				 strerror(-err));
 	}
 	if (!stat("/proc/self/ns/net", &st))
-		own_netns = st.st_ino;
+		s->own_netns = st.st_ino;
+	*state = s;
 	return 0;
 }
 
@@ -135,13 +140,13 @@ static bool same_series(const struct event_rec *a, const struct event_rec *b)
 	       !memcmp(da->function, db->function, fa);
 }
 
-static void remember_exemplar(const struct event_rec *r)
+static void remember_exemplar(struct drop_state *s, const struct event_rec *r)
 {
-	struct event_rec *slot = &exemplars[0];
+	struct event_rec *slot = &s->exemplars[0];
 
-	pthread_mutex_lock(&exemplar_lock);
+	pthread_mutex_lock(&s->exemplar_lock);
 	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
-		struct event_rec *x = &exemplars[i];
+		struct event_rec *x = &s->exemplars[i];
 
 		if (!x->seq || same_series(x, r)) {
 			slot = x;
@@ -151,22 +156,23 @@ static void remember_exemplar(const struct event_rec *r)
 			slot = x;
 	}
 	*slot = *r;
-	pthread_mutex_unlock(&exemplar_lock);
+	pthread_mutex_unlock(&s->exemplar_lock);
 }
 
-static void drop_entry(struct event_rec *r)
+static void drop_entry(void *state, struct event_rec *r)
 {
+	struct drop_state *s = state;
 	const struct event *ev = &r->ev;
 	struct drop_detail *d = dd(r);
-	const struct ksym *sym = ksyms ? ksyms_find(ksyms, ev->drop.location) : NULL;
+	const struct ksym *sym = s->ksyms ? ksyms_find(s->ksyms, ev->drop.location) : NULL;
 	struct {
 		uint64_t location;
 		uint32_t reason;
 	} key = { ev->drop.location, ev->drop.reason };
 	char buf[32], ifbuf[EV_IFNAMSIZ + 1];
 
-	if (reasons) {
-		const char *name = reason_name(reasons, ev->drop.reason, buf, sizeof(buf));
+	if (s->reasons) {
+		const char *name = reason_name(s->reasons, ev->drop.reason, buf, sizeof(buf));
 
 		/* Only names with a lifetime: a number is rendered from the event itself. */
 		r->reason = name == buf ? NULL : name;
@@ -186,12 +192,12 @@ static void drop_entry(struct event_rec *r)
 	memcpy(ifbuf, ev->drop.ifname, EV_IFNAMSIZ);
 	ifbuf[EV_IFNAMSIZ] = 0;
 	_Static_assert(EV_IFNAMSIZ >= IF_NAMESIZE, "if_indextoname writes IF_NAMESIZE bytes");
-	if (!ifbuf[0] && ev->ifindex && ev->netns == own_netns &&
+	if (!ifbuf[0] && ev->ifindex && ev->netns == s->own_netns &&
 	    !if_indextoname(ev->ifindex, ifbuf))
 		ifbuf[0] = 0;
 	utf8_copy(d->ifname, sizeof(d->ifname), ifbuf);
-	topk_add(&locations, &key, sizeof(key), r, 1);
-	remember_exemplar(r);
+	topk_add(&s->locations, &key, sizeof(key), r, 1);
+	remember_exemplar(s, r);
 }
 
 static void tcp_flags(char *buf, unsigned f)
@@ -208,7 +214,6 @@ static void tcp_flags(char *buf, unsigned f)
 			strcat(buf, names[i]);
 		}
 }
-
 
 static void drop_event_json(struct mbuf *m, const struct event_rec *r)
 {
@@ -246,10 +251,11 @@ static void drop_event_html(struct mbuf *m, const struct event_rec *r)
 	}
 }
 
-static void drop_json(struct mbuf *m, double now)
+static void drop_json(void *state, struct mbuf *m, double now)
 {
+	const struct drop_state *s = state;
 	struct topk_item top[TOPK_K];
-	size_t n = topk_top(&locations, now, false, top);
+	size_t n = topk_top(s ? &s->locations : NULL, now, false, top);
 
 	mbuf_puts(m, "[");
 	for (size_t i = 0; i < n; i++) {
@@ -276,10 +282,11 @@ static void drop_json(struct mbuf *m, double now)
 	mbuf_puts(m, "]");
 }
 
-static void drop_html(struct mbuf *m, double now)
+static void drop_html(void *state, struct mbuf *m, double now)
 {
+	const struct drop_state *s = state;
 	struct topk_item top[TOPK_K];
-	size_t n = topk_top(&locations, now, false, top);
+	size_t n = topk_top(s ? &s->locations : NULL, now, false, top);
 
 	mbuf_puts(m, "<h2>Top drop locations</h2>\n");
 	if (!n) {
@@ -307,20 +314,23 @@ static void drop_html(struct mbuf *m, double now)
 	mbuf_puts(m, "</table>\n");
 }
 
-static void drop_reset(void)
+static void drop_fini(void *state)
 {
-	topk_free(&locations);
-	pthread_mutex_lock(&exemplar_lock);
-	memset(exemplars, 0, sizeof(exemplars));
-	pthread_mutex_unlock(&exemplar_lock);
-	reasons = NULL;
-	ksyms = NULL;
+	struct drop_state *s = state;
+
+	topk_free(&s->locations);
+	pthread_mutex_destroy(&s->exemplar_lock);
+	free(s);
 }
 
-bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const char *function,
-			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
-			  size_t len, double *time)
+static bool drop_exemplar(void *state, const void *series, struct labels *l, char *buf, size_t len,
+			  double *time)
 {
+	struct drop_state *st = state;
+	const struct drop_series *q = series;
+	uint32_t reason = q->reason, netns = q->netns;
+	uint8_t family = q->family, proto = q->proto;
+	const char *function = q->function, *ifname = q->ifname;
 	static const uint8_t fam[NR_FAMILIES] = { 4, 6, 0, 0 };
 	static const uint8_t prot[NR_PROTOS] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
 						 IPPROTO_ICMPV6, 0 };
@@ -330,9 +340,9 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 
 	if (family >= NR_FAMILIES || proto >= NR_PROTOS)
 		return false;
-	pthread_mutex_lock(&exemplar_lock);
+	pthread_mutex_lock(&st->exemplar_lock);
 	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
-		const struct event_rec *x = &exemplars[i];
+		const struct event_rec *x = &st->exemplars[i];
 		const struct drop_detail *dx = cdd(x);
 		size_t fl = strcspn(dx->function, "+");
 
@@ -366,7 +376,7 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 			labels_add(l, "dport", buf);
 		}
 	}
-	pthread_mutex_unlock(&exemplar_lock);
+	pthread_mutex_unlock(&st->exemplar_lock);
 	return best != NULL;
 }
 
@@ -378,5 +388,6 @@ const struct event_desc drop_events = {
 	.html = drop_event_html,
 	.top_json = drop_json,
 	.top_html = drop_html,
-	.reset = drop_reset,
+	.exemplar = drop_exemplar,
+	.fini = drop_fini,
 };

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Sampled retransmits: the flows with the most of them in the window. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analyzer.h"
 #include "kernel.h"
 #include "retrans.h"
 
-static struct topk flows;
+struct retrans_state {
+	struct topk flows;
+	const struct tcp_states *states; /* main's, read-only; NULL: numbers only */
+};
 
 /* A sampled retransmit's own fields, in its record's detail. */
 struct retrans_detail {
@@ -23,11 +27,14 @@ static const struct retrans_detail *crd(const struct event_rec *r)
 {
 	return (const struct retrans_detail *)r->detail;
 }
-static const struct tcp_states *states; /* owned by main, built before the consumer starts */
-
-static int retrans_init(const struct kernel *k)
+static int retrans_init(const struct kernel *k, void **state)
 {
-	states = &k->states;
+	struct retrans_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -1;
+	s->states = k ? &k->states : NULL;
+	*state = s;
 	return 0;
 }
 
@@ -36,16 +43,17 @@ static bool retrans_valid(const struct event *ev)
 	return ev->retrans.kind < RT_NR_KINDS;
 }
 
-static void retrans_entry(struct event_rec *r)
+static void retrans_entry(void *state, struct event_rec *r)
 {
+	struct retrans_state *s = state;
 	unsigned char key[TOPK_KEY];
 	char num[16];
 
 	/* The number goes to a buffer of its own: snprintf's source must not be its target. */
 	snprintf(rd(r)->state, sizeof(rd(r)->state), "%s",
-		 tcp_state_name(states, r->ev.retrans.state, num, sizeof(num)));
+		 tcp_state_name(s->states, r->ev.retrans.state, num, sizeof(num)));
 	flow_key(&r->ev, key);
-	topk_add(&flows, key, sizeof(key), r, 1);
+	topk_add(&s->flows, key, sizeof(key), r, 1);
 }
 
 static void retrans_event_json(struct mbuf *m, const struct event_rec *r)
@@ -62,10 +70,11 @@ static void retrans_event_html(struct mbuf *m, const struct event_rec *r)
 	mbuf_printf(m, " srtt %u us", r->ev.retrans.srtt_us);
 }
 
-static void retrans_json(struct mbuf *m, double now)
+static void retrans_json(void *state, struct mbuf *m, double now)
 {
+	const struct retrans_state *s = state;
 	struct topk_item top[TOPK_K];
-	size_t n = topk_top(&flows, now, false, top);
+	size_t n = topk_top(s ? &s->flows : NULL, now, false, top);
 
 	mbuf_puts(m, "[");
 	for (size_t i = 0; i < n; i++) {
@@ -82,10 +91,11 @@ static void retrans_json(struct mbuf *m, double now)
 	mbuf_puts(m, "]");
 }
 
-static void retrans_html(struct mbuf *m, double now)
+static void retrans_html(void *state, struct mbuf *m, double now)
 {
+	const struct retrans_state *s = state;
 	struct topk_item top[TOPK_K];
-	size_t n = topk_top(&flows, now, false, top);
+	size_t n = topk_top(s ? &s->flows : NULL, now, false, top);
 
 	mbuf_puts(m, "<h2>Top retransmitting flows</h2>\n");
 	if (!n) {
@@ -107,10 +117,12 @@ static void retrans_html(struct mbuf *m, double now)
 	mbuf_puts(m, "</table>\n");
 }
 
-static void retrans_reset(void)
+static void retrans_fini(void *state)
 {
-	topk_free(&flows);
-	states = NULL;
+	struct retrans_state *s = state;
+
+	topk_free(&s->flows);
+	free(s);
 }
 
 const struct event_desc retrans_events = {
@@ -122,5 +134,5 @@ const struct event_desc retrans_events = {
 	.html = retrans_event_html,
 	.top_json = retrans_json,
 	.top_html = retrans_html,
-	.reset = retrans_reset,
+	.fini = retrans_fini,
 };

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Sampled RTTs: the slowest flows in the window (samples above min_rtt_us only reach here). */
+#include <stdlib.h>
+
 #include "analyzer.h"
 
-static struct topk flows;
+static int rtt_init(const struct kernel *k, void **state)
+{
+	(void)k;
+	*state = calloc(1, sizeof(struct topk)); /* the flows */
+	return *state ? 0 : -1;
+}
 
-static void rtt_entry(struct event_rec *r)
+static void rtt_entry(void *flows, struct event_rec *r)
 {
 	unsigned char key[TOPK_KEY];
 
 	flow_key(&r->ev, key);
-	topk_add(&flows, key, sizeof(key), r, r->ev.rtt.rtt_us);
+	topk_add(flows, key, sizeof(key), r, r->ev.rtt.rtt_us);
 }
 
 static void rtt_event_json(struct mbuf *m, const struct event_rec *r)
@@ -22,10 +29,10 @@ static void rtt_event_html(struct mbuf *m, const struct event_rec *r)
 	mbuf_printf(m, "rtt %u us", r->ev.rtt.rtt_us);
 }
 
-static void rtt_json(struct mbuf *m, double now)
+static void rtt_json(void *flows, struct mbuf *m, double now)
 {
 	struct topk_item top[TOPK_K];
-	size_t n = topk_top(&flows, now, true, top);
+	size_t n = topk_top(flows, now, true, top);
 
 	mbuf_puts(m, "[");
 	for (size_t i = 0; i < n; i++) {
@@ -40,10 +47,10 @@ static void rtt_json(struct mbuf *m, double now)
 	mbuf_puts(m, "]");
 }
 
-static void rtt_html(struct mbuf *m, double now)
+static void rtt_html(void *flows, struct mbuf *m, double now)
 {
 	struct topk_item top[TOPK_K];
-	size_t n = topk_top(&flows, now, true, top);
+	size_t n = topk_top(flows, now, true, top);
 
 	mbuf_puts(m, "<h2>Slowest flows (RTT)</h2>\n");
 	if (!n) {
@@ -62,17 +69,19 @@ static void rtt_html(struct mbuf *m, double now)
 	mbuf_puts(m, "</table>\n");
 }
 
-static void rtt_reset(void)
+static void rtt_fini(void *flows)
 {
-	topk_free(&flows);
+	topk_free(flows);
+	free(flows);
 }
 
 const struct event_desc rtt_events = {
 	.name = "rtt",
+	.init = rtt_init,
 	.entry = rtt_entry,
 	.json = rtt_event_json,
 	.html = rtt_event_html,
 	.top_json = rtt_json,
 	.top_html = rtt_html,
-	.reset = rtt_reset,
+	.fini = rtt_fini,
 };

@@ -58,7 +58,7 @@ size_t topk_top(const struct topk *t, double now, bool by_max, struct topk_item 
 	int64_t cur = slot_of(now);
 	size_t n = 0;
 
-	for (size_t j = 0; j < t->n; j++) {
+	for (size_t j = 0; t && j < t->n; j++) {
 		const struct topk_entry *e = &t->e[j];
 		struct topk_item it = { .e = e };
 		size_t pos;

@@ -202,8 +202,9 @@ static void prog_name(char *buf, size_t len, unsigned mask, bool direct, bool sa
 		 mask & DROP_LABEL_INTERFACE ? "i" : "");
 }
 
-static int drops_start(const struct kernel *k, const void *opts, void **state)
+static int drops_start(const struct collector_env *env, const void *opts, void **state)
 {
+	const struct kernel *k = env->kernel;
 	struct drops *d;
 	struct bpf_program *p;
 	uint32_t array_size;
@@ -258,9 +259,9 @@ static int drops_start(const struct kernel *k, const void *opts, void **state)
 				 cpu_array_entries(CPU_STRIDE(d->cfg.max_series)));
 	d->skel->rodata->max_series = d->cfg.max_series;
 	d->skel->rodata->slot_stride = CPU_STRIDE(d->cfg.max_series);
-	err = bpf_load(d->skel->skeleton, "drops", NULL, false);
+	err = bpf_load(env, d->skel->skeleton, "drops", NULL, false);
 	if (!err)
-		err = bpf_attach(d->skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
+		err = bpf_attach(env, d->skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
 	if (err)
 		goto cleanup;
 	err = cpu_array_reader_init(&d->by_reason, bpf_map__fd(d->skel->maps.skb_drops_by_reason),
@@ -319,16 +320,21 @@ static void render_value(const struct drops *d, struct expo *e, const struct lab
 			 const struct row *r)
 {
 	unsigned m = d->cfg.label_mask;
+	const struct drop_series series = {
+		.reason = r->reason,
+		.family = r->family,
+		.proto = r->proto,
+		.function = m & DROP_LABEL_FUNCTION ? r->function : NULL,
+		.netns = m & DROP_LABEL_NETNS ? r->netns : 0,
+		.ifname = m & DROP_LABEL_INTERFACE ? r->ifname : NULL,
+	};
 	struct labels ex = { 0 };
 	char buf[128];
 	double t;
 
 	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
 	    ((m & DROP_LABEL_FUNCTION) && r->function == unknown_function) ||
-	    !events_drop_exemplar(
-		    r->reason, r->family, r->proto, m & DROP_LABEL_FUNCTION ? r->function : NULL,
-		    m & DROP_LABEL_NETNS ? r->netns : 0,
-		    m & DROP_LABEL_INTERFACE ? r->ifname : NULL, &ex, buf, sizeof(buf), &t)) {
+	    !events_exemplar(EV_DROP, &series, &ex, buf, sizeof(buf), &t)) {
 		expo_u64(e, l, r->value);
 		return;
 	}

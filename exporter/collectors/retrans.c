@@ -117,8 +117,9 @@ static void retrans_stop(void *state)
 	free(rt);
 }
 
-static int retrans_start(const struct kernel *k, const void *opts, void **state)
+static int retrans_start(const struct collector_env *env, const void *opts, void **state)
 {
+	const struct kernel *k = env->kernel;
 	const struct retrans_opts *o = opts;
 	bool netns = o->label_mask & RT_LABEL_NETNS, synack, have_err;
 	uint32_t hash_size = netns ? o->max_series : 1;
@@ -162,9 +163,9 @@ static int retrans_start(const struct kernel *k, const void *opts, void **state)
 	err = events_prepare(rt->skel->obj, EV_RETRANS,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
-		err = bpf_load(rt->skel->skeleton, "retrans", NULL, false);
+		err = bpf_load(env, rt->skel->skeleton, "retrans", NULL, false);
 	if (!err)
-		err = bpf_attach(rt->skel->skeleton, "retrans",
+		err = bpf_attach(env, rt->skel->skeleton, "retrans",
 				 "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack", EV_RETRANS);
 	if (err)
 		goto cleanup;

@@ -192,7 +192,8 @@ static void rtt_stop(void *state)
 }
 
 /* with_iter: also the iterators over open connections; quiet: a failure is retried without. */
-static int open_and_load(struct rtt *rt, bool with_iter, bool quiet)
+static int open_and_load(const struct collector_env *env, struct rtt *rt, bool with_iter,
+			 bool quiet)
 {
 	bool netns = rt->cfg.label_mask & RTT_LABEL_NETNS;
 	int err;
@@ -219,7 +220,7 @@ static int open_and_load(struct rtt *rt, bool with_iter, bool quiet)
 	err = events_prepare(rt->skel->obj, EV_RTT,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
-		err = bpf_load(rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
+		err = bpf_load(env, rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
 	return err;
 }
 
@@ -476,8 +477,9 @@ static bool callback_has_args(void)
 	return kernel_at_least(6, 10);
 }
 
-static int rtt_start(const struct kernel *k, const void *opts, void **state)
+static int rtt_start(const struct collector_env *env, const void *opts, void **state)
 {
+	const struct kernel *k = env->kernel;
 	const struct rtt_opts *o = opts;
 	struct rtt *rt;
 	struct bpf_link **link;
@@ -514,7 +516,7 @@ static int rtt_start(const struct kernel *k, const void *opts, void **state)
 	}
 	rt->cfg = *o;
 
-	err = open_and_load(rt, iter, iter);
+	err = open_and_load(env, rt, iter, iter);
 	if (err && iter) {
 		/*
 		 * Without CAP_PERFMON, or on a kernel that refuses bpf_setsockopt in iter/tcp,
@@ -524,7 +526,7 @@ static int rtt_start(const struct kernel *k, const void *opts, void **state)
 		rtt_bpf__destroy(rt->skel);
 		rt->skel = NULL;
 		iter = false;
-		err = open_and_load(rt, iter, false);
+		err = open_and_load(env, rt, iter, false);
 	}
 	if (err)
 		goto cleanup;
@@ -539,7 +541,7 @@ static int rtt_start(const struct kernel *k, const void *opts, void **state)
 		log_error("rtt: cannot attach sockops to cgroup %s: %s", cgroup, strerror(-err));
 		goto cleanup;
 	}
-	err = bpf_attach(rt->skel->skeleton, "rtt", NULL, EV_RTT);
+	err = bpf_attach(env, rt->skel->skeleton, "rtt", NULL, EV_RTT);
 	if (err)
 		goto cleanup;
 	err = cpu_array_reader_init(&rt->by_family, bpf_map__fd(rt->skel->maps.tcp_rtt_by_family),

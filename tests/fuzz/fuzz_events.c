@@ -54,8 +54,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			abort();
 		i += k;
 	}
-	events_drop_exemplar(ev.drop.reason, data[0] % 4, data[1] % 5, NULL, 0, NULL, &l, buf,
-			     sizeof(buf), &t);
+	events_exemplar(EV_DROP,
+			&(struct drop_series){ .reason = ev.drop.reason,
+					       .family = data[0] % 4,
+					       .proto = data[1] % 5 },
+			&l, buf, sizeof(buf), &t);
 	mbuf_free(&m);
 	return 0;
 }

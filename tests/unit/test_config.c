@@ -656,6 +656,7 @@ static void test_bom_unknown_section(void)
 static void test_pods(void)
 {
 	struct config c;
+	struct pods *pods;
 
 	EXPECT_OK(&c, "[pods]\nsource = kubernetes\napi_url = https://127.0.0.1:6443\n"
 		      "token_file = /t\nca_file = /c\nnode_name = n1\nrefresh_seconds = 1\n"
@@ -675,10 +676,11 @@ static void test_pods(void)
 	CHECK(pods_labels_of(&c.pods, "rtt") == 0);
 	/* Parsing fills a value: what runs changes only when it is handed over. */
 	EXPECT_OK(&c, "[pods]\nmax_series = 7\n");
-	pods_configure(&c.pods);
+	pods = pods_new(&c.pods);
 	EXPECT_OK(&c, "[pods]\nmax_series = 9\n");
 	config_defaults(&c);
-	CHECK(pods_max_series() == 7);
+	CHECK(pods && pods_max_series(pods) == 7);
+	pods_free(pods);
 	EXPECT_OK(&c, "[collector.drops]\npod_labels =\n");
 	EXPECT_ERROR("[collector.drops]\n\npod_labels = pod\n", 3,
 		     "pod_labels: needs netns in the labels of [collector.drops] (the kernel keys "

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Module dependency cycles of the exporter, from nm over the built objects.
+
+A module (exporter/X.o, metrics/X.o) depends on another when it uses a symbol the other
+defines. Prints each cycle (a strongly connected component of more than one module) and
+exits 1, or says there is none. Usage: scripts/modcycles.py [BUILD_DIR] [-v: the graph].
+"""
+import subprocess, glob, os, sys
+args = [a for a in sys.argv[1:] if a != '-v']
+b = args[0] if args else 'build'
+objs = [o for o in glob.glob(b + '/exporter/**/*.o', recursive=True) + glob.glob(b + '/metrics/*.o')]
+defs, undefs = {}, {}
+for o in objs:
+    m = os.path.relpath(o, b)[:-2]
+    out = subprocess.run(['nm', o], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in 'TDRB':
+            defs[parts[2]] = m
+        elif len(parts) == 2 and parts[0] == 'U':
+            undefs.setdefault(m, set()).add(parts[1])
+g = {m: set() for m in set(defs.values()) | set(undefs)}
+for m, us in undefs.items():
+    for u in us:
+        if u in defs and defs[u] != m:
+            g[m].add(defs[u])
+# Tarjan
+idx, low, st, on, comps, n = {}, {}, [], set(), [], [0]
+def sc(v):
+    idx[v] = low[v] = n[0]; n[0] += 1; st.append(v); on.add(v)
+    for w in g[v]:
+        if w not in idx:
+            sc(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], idx[w])
+    if low[v] == idx[v]:
+        c = []
+        while True:
+            w = st.pop(); on.discard(w); c.append(w)
+            if w == v: break
+        comps.append(c)
+sys.setrecursionlimit(10000)
+for v in g:
+    if v not in idx: sc(v)
+cyc = [c for c in comps if len(c) > 1]
+for c in cyc:
+    print('cycle:', ' '.join(sorted(c)))
+if not cyc:
+    print('no module cycle (%d modules)' % len(g))
+if '-v' in sys.argv:
+    for m in sorted(g):
+        print(m, '->', ' '.join(sorted(g[m])))
+sys.exit(1 if cyc else 0)
