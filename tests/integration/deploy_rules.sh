@@ -6,7 +6,9 @@
 #     fires and one where it does not;
 #   - the tests can fail: the rules with the spike's absolute floor removed, its baseline factor
 #     removed, or the new-reason alert's "monitored a day ago" condition removed, fail them
-#     (the quiet node, the busy node and the new node cases);
+#     (the quiet node, the busy node and the new node cases); the same for the reset spike
+#     (and its baseline without the 0 for a new reason, or without "monitored an hour before"),
+#     and the connection failure ratio without its minimum of attempts or its 0;
 #   - the PrometheusRule of the Kubernetes component holds exactly the rules file;
 #   - the Grafana dashboard and provisioning files parse, are well formed, use only defined
 #     template variables; the Grafana alert matches the Prometheus alert it mirrors.
@@ -73,6 +75,20 @@ mutant "spike without the baseline factor (busy node c pages)" \
 mutant "new reason without 'monitored a day ago' (new node b pages)" \
 	's/\n\s*and on \(job, instance, node\)\n\s*max_over_time\(netstack_collector_up\{collector="drops"\}\[1h\] offset 1d\) == 1//' \
 	'instance="b"'
+mutant "reset spike without the absolute floor (quiet node b pages)" \
+	's/(instance_reason:netstack_tcp_resets_sent:rate5m) > 1\n/$1 > 0\n/' 'instance="b"'
+mutant "reset spike without the baseline factor (busy node c pages)" \
+	's/> 5 \* (instance_reason:netstack_tcp_resets_sent:rate5m_baseline6h)/> 0 * $1/' 'instance="c"'
+mutant "reset baseline without its 0 for a reason never seen (new reason e is late)" \
+	's/\n\s*or\n\s*0 \* instance_reason:netstack_tcp_resets_sent:rate5m\n/\n/' 'instance="e"'
+mutant "reset baseline without 'monitored an hour before' (new node f pages)" \
+	's/\n\s*and on \(job, instance, node\)\n\s*max_over_time\(instance:netstack_tcp_resets_collector:up\[10m\] offset 1h\)//' \
+	'instance="f"'
+mutant "failure ratio without its minimum of attempts (node b pages)" \
+	's/(instance_direction:netstack_tcp_connection_attempts:rate5m) > 1\n/$1 > 0\n/' 'instance="b"'
+mutant "failure ratio without its 0 where nothing failed (a's passive side missing)" \
+	's/\n\s*or\n\s*0 \* instance_direction:netstack_tcp_connection_attempts:rate5m\n/\n/' \
+	'direction="passive"'
 
 # ---- the PrometheusRule is the rules file -----------------------------------------------------
 yaml2json <"$PR" >"$TMP/pr.json"
@@ -109,11 +125,18 @@ used=$(jq -r '.[].targets[].expr' "$TMP/panels.json" | grep -o '\$[{]*[A-Za-z_][
 	sort -u | grep -v '^__' | paste -sd' ')
 check_eq "queries use only defined variables" "job namespace node pod reason" "$used"
 for want in 'Drops by reason' 'Top drop reasons' 'kernel function' 'network namespace' 'pod' \
-	'Retransmit' 'RTT (heatmap)' 'Collectors attached' 'Scrape duration' 'BPF program' 'overflow'; do
+	'Retransmit' 'RTT (heatmap)' 'Collectors attached' 'Scrape duration' 'BPF program' 'overflow' \
+	'TCP resets sent by reason' 'Top reset reasons' 'TCP resets received' 'Reset rate against its' \
+	'TCP connections by direction and outcome' 'Connection failure ratio' 'TCP resets sent by pod'; do
 	jqc "dashboard has a panel on: $want" "map(.title) | any(contains(\"$want\"))" "$TMP/panels.json"
 done
 jqc "drops by reason is stacked" \
 	'map(select(.title == "Drops by reason"))[0].fieldConfig.defaults.custom.stacking.mode == "normal"' "$TMP/panels.json"
+jqc "resets sent by reason is stacked" \
+	'map(select(.title == "TCP resets sent by reason"))[0].fieldConfig.defaults.custom.stacking.mode == "normal"' "$TMP/panels.json"
+jqc "the failure ratio is failed / (established + failed), a ratio from 0 to 1" \
+	'map(select(.title == "Connection failure ratio"))[0] | (.targets[0].expr | contains("outcome=\"failed\"") and contains("outcome=~\"established|failed\"")) and .fieldConfig.defaults.unit == "percentunit" and .fieldConfig.defaults.max == 1' \
+	"$TMP/panels.json"
 jqc "the RTT heatmap reads histogram buckets" \
 	'map(select(.type == "heatmap"))[0].targets[0] | .format == "heatmap" and (.expr | contains("netstack_tcp_rtt_seconds_bucket"))' \
 	"$TMP/panels.json"
@@ -127,38 +150,58 @@ for f in deploy/grafana/provisioning/*/*.yaml; do
 	fi
 done
 yaml2json <"$GALERT" >"$TMP/galert.json"
-jq '.groups[0].rules[0]' "$TMP/galert.json" >"$TMP/grule.json"
-jqc "Grafana rule: uid, title, condition among its refIds" \
-	'(.uid | length > 0) and (.title | length > 0) and (.condition as $c | [.data[].refId] | index($c) != null)' \
-	"$TMP/grule.json"
-refs_ok=$(jq -r '.data as $d | [$d | to_entries[] | select(.value.datasourceUid == "__expr__") |
-	.key as $i | .value.model.expression as $e | ([$d[:$i][] | .refId] | index($e) != null)] | all' "$TMP/grule.json")
-check_eq "Grafana rule: every expression refers to an earlier query" true "$refs_ok"
-jqc "Grafana rule: the query has a PromQL expr and a data source uid" \
-	'.data[0] | (.model.expr | length > 0) and (.datasourceUid | length > 0) and .datasourceUid != "__expr__"' \
-	"$TMP/grule.json"
-jqc "Grafana rule: no data means no spike (noDataState OK), errors alert" \
-	'.noDataState == "OK" and .execErrState == "Error"' "$TMP/grule.json"
-jqc "Grafana rule: its time range covers the 6 h 10 min baseline" \
-	'.data[0].relativeTimeRange.from >= 6*3600 + 10*60 + 5*60' "$TMP/grule.json"
-jq '.groups[].rules[] | select(.alert == "NetstackDropReasonSpike")' "$TMP/rules.json" >"$TMP/prule.json"
-same() { # FIELD
-	check_eq "Grafana and Prometheus spike alerts: same $1" "$(jq -r ".$1" "$TMP/prule.json")" \
-		"$(jq -r ".$1" "$TMP/grule.json")"
+check_eq "Grafana alert rules" "NetstackDropReasonSpike NetstackTCPResetReasonSpike" \
+	"$(jq -r '[.groups[].rules[].title] | join(" ")' "$TMP/galert.json")"
+# grafana_rule TITLE: the Grafana rule is well formed and says what the Prometheus alert of the
+# same name says.
+grafana_rule() {
+	local t=$1
+	jq --arg t "$t" '.groups[].rules[] | select(.title == $t)' "$TMP/galert.json" >"$TMP/grule.json"
+	jqc "$t (Grafana): uid, title, condition among its refIds" \
+		'(.uid | length > 0) and (.title | length > 0) and (.condition as $c | [.data[].refId] | index($c) != null)' \
+		"$TMP/grule.json"
+	refs_ok=$(jq -r '.data as $d | [$d | to_entries[] | select(.value.datasourceUid == "__expr__") |
+		.key as $i | .value.model.expression as $e | ([$d[:$i][] | .refId] | index($e) != null)] | all' "$TMP/grule.json")
+	check_eq "$t (Grafana): every expression refers to an earlier query" true "$refs_ok"
+	jqc "$t (Grafana): the query has a PromQL expr and a data source uid" \
+		'.data[0] | (.model.expr | length > 0) and (.datasourceUid | length > 0) and .datasourceUid != "__expr__"' \
+		"$TMP/grule.json"
+	jqc "$t (Grafana): no data means no spike (noDataState OK), errors alert" \
+		'.noDataState == "OK" and .execErrState == "Error"' "$TMP/grule.json"
+	jqc "$t (Grafana): its time range covers the 6 h 10 min baseline" \
+		'.data[0].relativeTimeRange.from >= 6*3600 + 10*60 + 5*60' "$TMP/grule.json"
+	jq --arg t "$t" '.groups[].rules[] | select(.alert == $t)' "$TMP/rules.json" >"$TMP/prule.json"
+	for f in for labels.severity annotations.summary annotations.runbook; do
+		check_eq "$t: Grafana and Prometheus say the same $f" "$(jq -r ".$f" "$TMP/prule.json")" \
+			"$(jq -r ".$f" "$TMP/grule.json")"
+	done
+	check_eq "$t: Grafana and Prometheus have the same description but for the value's syntax" \
+		"$(jq -r .annotations.description "$TMP/prule.json" | sed 's/{{ \$value | humanize }}/VALUE/')" \
+		"$(jq -r .annotations.description "$TMP/grule.json" | sed 's/{{ humanize \$values.B.Value }}/VALUE/')"
+	gexpr=$(jq -r '.data[0].model.expr' "$TMP/grule.json" | tr -s ' \n' ' ')
 }
-for f in for labels.severity annotations.summary annotations.runbook; do same "$f"; done
-check_eq "Grafana and Prometheus spike alerts: same description but for the value's syntax" \
-	"$(jq -r .annotations.description "$TMP/prule.json" | sed 's/{{ \$value | humanize }}/VALUE/')" \
-	"$(jq -r .annotations.description "$TMP/grule.json" | sed 's/{{ humanize \$values.B.Value }}/VALUE/')"
-# The thresholds of the Grafana query are the Prometheus rule's: floor 1/s, factor 5, 6 h, 10 min.
-gexpr=$(jq -r '.data[0].model.expr' "$TMP/grule.json" | tr -s ' \n' ' ')
+# The thresholds of the Grafana queries are the Prometheus rules': floor 1/s, factor 5, 6 h,
+# 10 min (and for resets: the reason's time without a series as 0, monitored an hour before).
+grafana_rule NetstackDropReasonSpike
 for want in ' > 1 and' '> 5 * avg_over_time(' '[6h:1m] offset 10m)' 'rate(netstack_skb_drops_total[5m])'; do
-	check "Grafana query has '$want'" grep -qF -- "$want" <<<"$gexpr"
+	check "Grafana drop query has '$want'" grep -qF -- "$want" <<<"$gexpr"
 done
-for want in 'rate5m > 1' '> 5 * instance_reason' 'for: 5m'; do
+grafana_rule NetstackTCPResetReasonSpike
+for want in ' > 1 and' '> 5 * ( ( sum_over_time(' ')[6h:1m] offset 10m) or 0 * sum by' \
+	'count_over_time( max by (job, instance, node) ( netstack_collector_up{collector="resets"} == 1 )[6h:1m] offset 10m)' \
+	'[10m] offset 1h) == 1' 'rate(netstack_tcp_resets_sent_total[5m])'; do
+	check "Grafana reset query has '$want'" grep -qF -- "$want" <<<"$gexpr"
+done
+for want in 'skb_drops:rate5m > 1' '> 5 * instance_reason:netstack_skb_drops' \
+	'resets_sent:rate5m > 1' '> 5 * instance_reason:netstack_tcp_resets_sent'; do
 	check "Prometheus rule has '$want'" grep -qF -- "$want" "$R"
 done
-check "Prometheus baseline: 6 h, offset 10 min" \
+for a in NetstackDropReasonSpike NetstackTCPResetReasonSpike; do
+	check_eq "$a: for 5m" 5m "$(jq -r --arg a "$a" '.groups[].rules[] | select(.alert == $a) | .for' "$TMP/rules.json")"
+done
+check "Prometheus drop baseline: 6 h, offset 10 min" \
 	grep -qF 'avg_over_time(instance_reason:netstack_skb_drops:rate5m[6h] offset 10m)' "$R"
+check "Prometheus reset baseline: 6 h, offset 10 min" \
+	grep -qF 'sum_over_time(instance_reason:netstack_tcp_resets_sent:rate5m[6h] offset 10m)' "$R"
 
 finish
