@@ -26,7 +26,7 @@
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
-for tool in nft nstat curl promtool python3; do
+for tool in nft nstat curl promtool /usr/bin/python3; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool"
 done
 CONN=tests/tools/tcpconn.py
@@ -63,7 +63,7 @@ table inet conns {
 EOF
 
 for port in "$P_MAIN" "$P_SYNACK" "$P_STALL"; do
-	ip netns exec "$NS_S" python3 "$CONN" server "$port" >"$TMP/server.$port" 2>&1 &
+	ip netns exec "$NS_S" "$CONN" server "$port" >"$TMP/server.$port" 2>&1 &
 	on_exit "kill $!; wait $!"
 	for _ in $(seq 100); do
 		grep -q listening "$TMP/server.$port" && break
@@ -97,20 +97,15 @@ check "default labels: count_connection attached" \
 check "netns label: count_connection_netns attached" \
 	grep -q "attached count_connection_netns to tp_btf/inet_sock_set_state" "$LOG_NETNS"
 
-# nstat_get NS COUNTER: the namespace's absolute counter (history file untouched).
-nstat_get() {
-	ip netns exec "$1" nstat -saz "$2" |
-		awk -v c="$2" '$1 == c { print $2; f = 1 } END { if (!f) print 0 }'
-}
 COUNTERS="TcpActiveOpens TcpPassiveOpens TcpAttemptFails TcpEstabResets"
-# snapshot NAME: the namespaces' counters and every exporter's /metrics, read together.
+# snapshot NAME: the namespaces' counters (absolute, history file untouched) and every
+# exporter's /metrics, read together.
 snapshot() {
-	local ns c
+	local ns
 	for ns in C S; do
 		local n=NS_$ns
-		for c in $COUNTERS; do
-			echo "$ns.$c=$(nstat_get "${!n}" "$c")"
-		done
+		# shellcheck disable=SC2086 # one argument per counter
+		ip netns exec "${!n}" nstat -saz $COUNTERS | awk -v ns="$ns" '/^Tcp/ { print ns "." $1 "=" $2 }'
 	done >"$TMP/$1.nstat"
 	scrape "$TMP/$1.netns" "$URL_NETNS"
 	scrape "$TMP/$1.default" "$URL_DEFAULT"
@@ -133,7 +128,7 @@ cdelta() {
 phase() {
 	local out
 	snapshot "$1.before"
-	out=$(ip netns exec "$NS_C" python3 "$CONN" client "$2" "$3" "$4" "$5" 2>&1) ||
+	out=$(ip netns exec "$NS_C" "$CONN" client "$2" "$3" "$4" "$5" 2>&1) ||
 		not_ok "$1: every connection ends as '$2' says" "$out"
 	sleep 0.3 # the server's side of the close
 	snapshot "$1.after"
