@@ -16,6 +16,10 @@
       stall     established, then data that never arrives (the test drops it): TCP_USER_TIMEOUT
                 500 ms must end the connection with ETIMEDOUT
 
+  tcpconn.py churn ADDR PORT SECONDS THREADS
+                                  THREADS loops of mode close for SECONDS; prints the number of
+                                  connections made (for tests/bench/connections.sh)
+
 Exit status 1 when a connection did not end as its mode says, with the reason on stderr.
 """
 import errno
@@ -112,10 +116,29 @@ def client(mode, addr, port, n):
     return 1 if errors else 0
 
 
+def churn(addr, port, seconds, threads):
+    counts = [0] * threads
+    end = time.monotonic() + seconds
+
+    def run(i):
+        while time.monotonic() < end:
+            if one("close", addr, port) is None:
+                counts[i] += 1
+
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print(sum(counts))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "server":
         serve(int(sys.argv[2]))
     elif len(sys.argv) == 6 and sys.argv[1] == "client":
         sys.exit(client(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
+    elif len(sys.argv) == 6 and sys.argv[1] == "churn":
+        churn(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
     else:
         sys.exit(__doc__)
