@@ -351,7 +351,7 @@ run_profile() {
 # docs/collectors/connections.md, exact here (no connect pending or given up).
 CONN=$WT/tests/tools/tcpconn.py
 connections_phase() {
-	local k tries want n
+	local tries want n
 	[ "$(expect connections)" = up ] || return 0
 	if [ "$(is_up connections)" != 1 ]; then
 		not_ok "connections: counts by outcome" "not checked: the collector is down"
@@ -366,25 +366,27 @@ connections_phase() {
 			sleep 0.1
 		done
 	fi
-	declare -A K0 K1
+	# tcp_snmp NS FILE: the namespace's Tcp counters, "Name value" a line.
+	tcp_snmp() {
+		ip netns exec "$1" awk '$1 == "Tcp:" { if (!n) { split($0, h); n = 1 } else
+			for (i = 2; i <= NF; i++) print h[i], $i }' /proc/net/snmp >"$2"
+	}
+	# kd NS COUNTER: its increase over the round.
+	kd() {
+		echo $(($(awk -v c="$2" '$1 == c { print $2 }' "/tmp/conn.$1.1") -
+			$(awk -v c="$2" '$1 == c { print $2 }' "/tmp/conn.$1.0")))
+	}
 	for tries in 1 2; do
 		scrape /tmp/c0
-		for k in C.ActiveOpens C.AttemptFails C.EstabResets S.PassiveOpens S.AttemptFails \
-			S.EstabResets; do
-			K0[$k]=$(snmp "${k%.*}" Tcp "${k#*.}")
-		done
-		ip netns exec C "$CONN" client close fd99::2 5205 3 &&
-			ip netns exec C "$CONN" client reset fd99::2 5205 2 &&
-			ip netns exec C "$CONN" client refused fd99::2 5206 2 ||
+		tcp_snmp C /tmp/conn.C.0 && tcp_snmp S /tmp/conn.S.0
+		ip netns exec C "$CONN" clients fd99::2 close:5205:3 reset:5205:2 refused:5206:2 ||
 			not_ok "connections: tcpconn.py clients end as their modes say"
 		sleep 0.5 # the server's side of the closes
-		for k in "${!K0[@]}"; do
-			K1[$k]=$(($(snmp "${k%.*}" Tcp "${k#*.}") - K0[$k]))
-		done
+		tcp_snmp C /tmp/conn.C.1 && tcp_snmp S /tmp/conn.S.1
 		scrape /tmp/c1
 		n=$(delta /tmp/c0 /tmp/c1 '^netstack_tcp_connections_total[{]family="ipv6",direction="active",outcome="(established|failed)"')
-		[ "$n" = "${K1[C.ActiveOpens]}" ] && break
-		echo "# attempt $tries: active established + failed $n / C ActiveOpens ${K1[C.ActiveOpens]}"
+		[ "$n" = "$(kd C ActiveOpens)" ] && break
+		echo "# attempt $tries: active established + failed $n / C ActiveOpens $(kd C ActiveOpens)"
 	done
 	cdelta() { # DIRECTION OUTCOME-REGEX
 		delta /tmp/c0 /tmp/c1 "^netstack_tcp_connections_total[{]family=\"ipv6\",direction=\"$1\",outcome=\"($2)\""
@@ -392,20 +394,21 @@ connections_phase() {
 	for want in "active established 5" "active closed 3" "active reset 2" "active failed 2" \
 		"passive established 5" "passive closed 3" "passive reset 2" "passive failed 0" \
 		"active timeout 0" "passive timeout 0"; do
+		# shellcheck disable=SC2086 # three words
 		set -- $want
 		check_eq "connections: ipv6 $1 $2 +$3" "$3" "$(cdelta "$1" "$2")"
 	done
-	check_eq "connections: C ActiveOpens = active established + failed" "${K1[C.ActiveOpens]}" \
+	check_eq "connections: C ActiveOpens = active established + failed" "$(kd C ActiveOpens)" \
 		"$(cdelta active 'established|failed')"
-	check_eq "connections: C AttemptFails = active failed" "${K1[C.AttemptFails]}" \
+	check_eq "connections: C AttemptFails = active failed" "$(kd C AttemptFails)" \
 		"$(cdelta active failed)"
 	check_eq "connections: S PassiveOpens = passive established + failed" \
-		"${K1[S.PassiveOpens]}" "$(cdelta passive 'established|failed')"
-	check_eq "connections: S AttemptFails = passive failed" "${K1[S.AttemptFails]}" \
+		"$(kd S PassiveOpens)" "$(cdelta passive 'established|failed')"
+	check_eq "connections: S AttemptFails = passive failed" "$(kd S AttemptFails)" \
 		"$(cdelta passive failed)"
-	check_eq "connections: C EstabResets = active reset + timeout" "${K1[C.EstabResets]}" \
+	check_eq "connections: C EstabResets = active reset + timeout" "$(kd C EstabResets)" \
 		"$(cdelta active 'reset|timeout')"
-	check_eq "connections: S EstabResets = passive reset + timeout" "${K1[S.EstabResets]}" \
+	check_eq "connections: S EstabResets = passive reset + timeout" "$(kd S EstabResets)" \
 		"$(cdelta passive 'reset|timeout')"
 	mark "connections checked"
 }

@@ -16,6 +16,9 @@
       stall     established, then data that never arrives (the test drops it): TCP_USER_TIMEOUT
                 500 ms must end the connection with ETIMEDOUT
 
+  tcpconn.py clients ADDR MODE:PORT:N...
+                                  the same for each MODE:PORT:N in turn, in one process (the
+                                  kernel matrix's guests pay seconds per Python start)
   tcpconn.py churn ADDR PORT SECONDS THREADS
                                   THREADS loops of mode close for SECONDS; prints the number of
                                   connections made (for tests/bench/connections.sh)
@@ -138,6 +141,12 @@ if __name__ == "__main__":
         serve(int(sys.argv[2]))
     elif len(sys.argv) == 6 and sys.argv[1] == "client":
         sys.exit(client(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "clients":
+        rc = 0
+        for spec in sys.argv[3:]:
+            mode, port, n = spec.split(":")
+            rc |= client(mode, sys.argv[2], int(port), int(n))
+        sys.exit(rc)
     elif len(sys.argv) == 6 and sys.argv[1] == "churn":
         churn(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
     else:
