@@ -42,7 +42,9 @@ for ns in "$NS_C" "$NS_S"; do
 	netns_add "$ns" || skip_all "cannot create network namespaces"
 done
 veth_pair "$NS_C" "$NS_S" || skip_all "cannot create a veth pair"
+# shellcheck disable=SC2034 # read through ${!ino}
 INO_C=$(netns_inode "$NS_C")
+# shellcheck disable=SC2034 # read through ${!ino}
 INO_S=$(netns_inode "$NS_S")
 
 ip netns exec "$NS_C" nft -f - <<EOF || skip_all "cannot load the nftables rules"
@@ -120,7 +122,7 @@ kdelta() {
 cdelta() {
 	local ino=INO_$3
 	delta "$TMP/$1.netns" "$TMP/$2.netns" \
-		"^$M[{]family=\"($4)\",direction=\"($5)\",outcome=\"($6)\",netns=\"${!ino}\"[}]\$"
+		"^${M}[{]family=\"($4)\",direction=\"($5)\",outcome=\"($6)\",netns=\"${!ino}\"[}]\$"
 }
 
 # phase NAME MODE ADDR PORT N: N connections of MODE between the snapshots NAME.before and
@@ -225,7 +227,7 @@ check_eq "default labels: 20 series (ipv4, ipv6 x 2 directions x 5 outcomes), on
 for fam in ipv4 ipv6; do
 	for o in established failed reset timeout closed; do
 		ge "default labels: $fam active $o counts C's" \
-			"$(delta "$TMP/all.before.default" "$f" "^$M[{]family=\"$fam\",direction=\"active\",outcome=\"$o\"[}]\$")" \
+			"$(delta "$TMP/all.before.default" "$f" "^${M}[{]family=\"$fam\",direction=\"active\",outcome=\"$o\"[}]\$")" \
 			"$(cdelta all.before all.after C "$fam" active "$o")"
 	done
 done
@@ -240,11 +242,11 @@ gt "max_series=1: netstack_map_overflow_total{map=\"tcp_connections_netns\"} gro
 	"$(delta "$TMP/all.before.small" "$f" \
 		'^netstack_map_overflow_total[{]map="tcp_connections_netns"[}]$')" 0
 gt "max_series=1: overflow series carry netns=\"__overflow__\"" \
-	"$(grep -c "^$M{.*netns=\"__overflow__\"}" "$f")" 0
+	"$(grep -c "^${M}{.*netns=\"__overflow__\"}" "$f")" 0
 le "max_series=1: at most one series with a real netns" \
-	"$(grep "^$M{" "$f" | grep -vc '__overflow__')" 1
+	"$(grep "^${M}{" "$f" | grep -vc '__overflow__')" 1
 ge "max_series=1: the sum over every netns counts C's and S's connections" \
-	"$(delta "$TMP/all.before.small" "$f" "^$M[{]")" \
+	"$(delta "$TMP/all.before.small" "$f" "^${M}[{]")" \
 	$(($(cdelta all.before all.after C '[^"]*' '[^"]*' '[^"]*') +
 		$(cdelta all.before all.after S '[^"]*' '[^"]*' '[^"]*')))
 check "max_series=1: the overflow is logged once" \
