@@ -39,7 +39,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 1); /* resized to max_series */
-	__type(key, struct conn_key);
+	__type(key, struct slot_key);
 	__type(value, __u64);
 } tcp_connections_netns SEC(".maps");
 
@@ -84,8 +84,7 @@ static __always_inline __u32 end_of(const struct sock *sk, int oldstate)
 static __always_inline void record(const struct sock *sk, int oldstate, int newstate,
 				   const bool netns)
 {
-	struct conn_key key = {};
-	__u32 direction = CN_PASSIVE, outcome;
+	__u32 direction = CN_PASSIVE, outcome, slot;
 	__u64 *slice;
 
 	switch (newstate) {
@@ -123,18 +122,11 @@ static __always_inline void record(const struct sock *sk, int oldstate, int news
 	/* SCTP, DCCP and MPTCP sockets change state through this tracepoint too. */
 	if (sk->sk_protocol != IPPROTO_TCP)
 		return;
-	key.slot = CN_SLOT(sk_family(sk), direction, outcome);
+	slot = CN_SLOT(sk_family(sk), direction, outcome);
 	slice = cpu_slice_of(&tcp_connections);
-	if (!netns) {
-		slice_add(slice, key.slot, 1, CN_STRIDE);
-		return;
-	}
-	key.netns = sk->__sk_common.skc_net.net->ns.inum;
-	if (hash_add(&tcp_connections_netns, &key, 1))
-		return;
-	/* Map full: sums without the netns label stay exact. */
-	slice_add(slice, key.slot, 1, CN_STRIDE);
-	slice_add(slice, CN_OVERFLOW, 1, CN_STRIDE);
+	if (!slot_add(slice, &tcp_connections_netns,
+		      netns ? sk->__sk_common.skc_net.net->ns.inum : 0, slot, 1, CN_STRIDE, netns))
+		slice_add(slice, CN_OVERFLOW, 1, CN_STRIDE);
 }
 
 SEC("tp_btf/inet_sock_set_state")

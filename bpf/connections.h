@@ -19,21 +19,12 @@ enum conn_outcome {
 /* Optional labels; those not set in label_mask stay zero in the key. */
 #define CN_LABEL_NETNS (1u << 0)
 
-/*
- * One u64 counter per slot, the same slot numbers in the by-CPU array (default labels) and in
- * the hash key (optional labels): one per (family, direction, outcome), then the overflow count.
- */
+/* The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome), then the overflow count. */
 #define CN_SLOT(family, direction, outcome)                                                        \
 	(((family)*CN_NR_DIRECTIONS + (direction)) * CN_NR_OUTCOMES + (outcome))
 #define CN_OVERFLOW CN_SLOT(CN_NR_FAMILIES, 0, 0) /* events the hash had no room for */
 #define CN_NR_SLOTS (CN_OVERFLOW + 1)
 /* Each CPU's slice of the by-CPU array tcp_connections (bpf/maps.bpf.h). */
 #define CN_STRIDE CPU_STRIDE(CN_NR_SLOTS)
-
-/* Key of the optional-label hash: the array slot plus the optional labels. */
-struct conn_key {
-	__u32 netns;
-	__u32 slot;
-};
 
 #endif

@@ -35,22 +35,24 @@ struct connections_opts {
 _Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
 	       "connections options too large");
 
-/* One series before merging: the array's copy of a slot (overflow) and the hash's. */
-struct row {
-	uint32_t slot;
-	bool overflow; /* netns unknown: the hash was full */
-	uint32_t netns;
-	uint64_t value;
-};
+/* Every slot is a series of its own, but the overflow count. */
+static uint32_t slot_series(uint32_t slot)
+{
+	return slot < CN_OVERFLOW ? slot : SLOT_NONE;
+}
+
+/* Without optional labels, every IPv4 and IPv6 series exists from the start, at 0. */
+static const uint32_t always[] = { 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
+				   10, 11, 12, 13, 14, 15, 16, 17, 18, 19 };
+_Static_assert(sizeof(always) / sizeof(always[0]) == CN_SLOT(CN_OTHER, 0, 0),
+	       "always: the IPv4 and IPv6 slots");
 
 /* A running connections collector. */
 struct connections {
 	struct connections_opts cfg;
 	struct connections_bpf *skel;
-	struct percpu_reader by_slot, by_key;
+	struct slot_table counts;
 	bool logged_overflow;
-	struct row *rows;
-	size_t rows_cap;
 };
 
 static void connections_reset(void *opts)
@@ -79,9 +81,7 @@ static void connections_stop(void *state)
 	struct connections *cn = state;
 
 	connections_bpf__destroy(cn->skel);
-	percpu_reader_free(&cn->by_slot);
-	percpu_reader_free(&cn->by_key);
-	free(cn->rows);
+	slot_table_free(&cn->counts);
 	free(cn);
 }
 
@@ -125,12 +125,9 @@ static int connections_start(const struct kernel *k, const void *opts, void **st
 				 EV_NONE);
 	if (err)
 		goto cleanup;
-	err = cpu_array_reader_init(&cn->by_slot, bpf_map__fd(cn->skel->maps.tcp_connections),
-				    CN_NR_SLOTS, CN_STRIDE);
-	if (!err)
-		err = percpu_reader_init(&cn->by_key,
-					 bpf_map__fd(cn->skel->maps.tcp_connections_netns),
-					 sizeof(struct conn_key), hash_size);
+	err = slot_table_init(&cn->counts, bpf_map__fd(cn->skel->maps.tcp_connections), CN_NR_SLOTS,
+			      CN_STRIDE, bpf_map__fd(cn->skel->maps.tcp_connections_netns),
+			      hash_size, netns, slot_series);
 	if (err)
 		goto cleanup;
 	*state = cn;
@@ -142,18 +139,7 @@ cleanup:
 	return err;
 }
 
-static int cmp_row(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (x->slot != y->slot)
-		return x->slot < y->slot ? -1 : 1;
-	if (x->overflow != y->overflow)
-		return x->overflow - y->overflow;
-	return x->netns < y->netns ? -1 : x->netns > y->netns;
-}
-
-static void render_row(struct connections *cn, struct expo *e, const struct row *r)
+static void render_row(struct connections *cn, struct expo *e, const struct slot_row *r)
 {
 	uint32_t outcome = r->slot % CN_NR_OUTCOMES, pair = r->slot / CN_NR_OUTCOMES;
 	struct labels l = { 0 };
@@ -172,61 +158,20 @@ static void render_row(struct connections *cn, struct expo *e, const struct row 
 static int connections_collect(void *state, struct expo *e)
 {
 	struct connections *cn = state;
-	uint64_t overflowed = 0;
-	size_t n = 0, need;
-	int na, nk = 0;
+	int n = slot_table_read(&cn->counts, always, sizeof(always) / sizeof(always[0]));
+	uint64_t overflowed;
 
-	na = percpu_reader_read(&cn->by_slot);
-	if (na >= 0 && cn->cfg.label_mask)
-		nk = percpu_reader_read(&cn->by_key);
-	if (na < 0 || nk < 0) {
-		log_warn("connections: cannot read maps: %s", strerror(-(na < 0 ? na : nk)));
+	if (n < 0) {
+		log_warn("connections: cannot read maps: %s", strerror(-n));
 		return -1;
 	}
-	need = (size_t)na + nk + CN_NR_SLOTS;
-	if (need > cn->rows_cap) {
-		struct row *r = realloc(cn->rows, need * sizeof(*r));
-
-		if (!r)
-			return -1;
-		cn->rows = r;
-		cn->rows_cap = need;
-	}
-	/* Without optional labels, every IPv4 and IPv6 series exists from the start, at 0. */
-	if (!cn->cfg.label_mask)
-		for (uint32_t s = 0; s < CN_SLOT(CN_OTHER, 0, 0); s++)
-			cn->rows[n++] = (struct row){ .slot = s };
-	for (int i = 0; i < na; i++) {
-		if ((uint32_t)i == CN_OVERFLOW)
-			overflowed = cn->by_slot.sums[i];
-		if ((uint32_t)i >= CN_OVERFLOW || !cn->by_slot.sums[i])
-			continue;
-		cn->rows[n++] = (struct row){ .slot = i,
-					      .overflow = cn->cfg.label_mask != 0,
-					      .value = cn->by_slot.sums[i] };
-	}
-	for (int i = 0; i < nk; i++) {
-		const struct conn_key *key = (struct conn_key *)cn->by_key.keys + i;
-
-		if (key->slot >= CN_OVERFLOW)
-			continue;
-		cn->rows[n++] = (struct row){ .slot = key->slot,
-					      .netns = key->netns,
-					      .value = cn->by_key.sums[i] };
-	}
-	qsort(cn->rows, n, sizeof(*cn->rows), cmp_row);
-
 	expo_family(e, "netstack_tcp_connections_total", METRIC_COUNTER,
 		    "TCP connections by direction (active: connect, passive: accepted) and outcome "
 		    "(established, failed before it, or how an established one ended: reset, "
 		    "timeout, closed).");
-	for (size_t i = 0; i < n; i++) {
-		if (i + 1 < n && !cmp_row(&cn->rows[i], &cn->rows[i + 1])) {
-			cn->rows[i + 1].value += cn->rows[i].value;
-			continue;
-		}
-		render_row(cn, e, &cn->rows[i]);
-	}
+	for (int i = 0; i < n; i++)
+		render_row(cn, e, &cn->counts.rows[i]);
+	overflowed = slot_table_unlabelled(&cn->counts, CN_OVERFLOW);
 	if (overflowed)
 		log_once(cn->logged_overflow, LOG_WARN,
 			 "connections: map tcp_connections_netns is full (max_series=%u); further "
