@@ -19,7 +19,10 @@ enum conn_outcome {
 /* Optional labels; those not set in label_mask stay zero in the key. */
 #define CN_LABEL_NETNS (1u << 0)
 
-/* The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome), then the overflow count. */
+/*
+ * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome), then the
+ * overflow count.
+ */
 #define CN_SLOT(family, direction, outcome)                                                        \
 	(((family)*CN_NR_DIRECTIONS + (direction)) * CN_NR_OUTCOMES + (outcome))
 #define CN_OVERFLOW CN_SLOT(CN_NR_FAMILIES, 0, 0) /* events the hash had no room for */
