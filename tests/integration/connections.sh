@@ -223,11 +223,15 @@ relations all 4
 # Test 2: default labels: only family, direction, outcome; every IPv4 and IPv6 series there.
 
 f=$TMP/all.after.default
-check_eq "default labels: 20 series (ipv4, ipv6 x 2 directions x 5 outcomes), only family, direction, outcome" 20 "$(grep -cE "^$M\\{family=\"ipv[46]\",direction=\"(active|passive)\",outcome=\"(established|failed|reset|timeout|closed)\"\\} [0-9]+\$" "$f")"
+plain="^$M\\{family=\"ipv[46]\",direction=\"(active|passive)\","
+plain+="outcome=\"(established|failed|reset|timeout|closed)\"\\} [0-9]+\$"
+check_eq "default labels: 20 series (ipv4, ipv6 x 2 directions x 5 outcomes), nothing else" \
+	"20 20" "$(grep -cE "$plain" "$f") $(grep -c "^$M{" "$f")"
 for fam in ipv4 ipv6; do
 	for o in established failed reset timeout closed; do
 		ge "default labels: $fam active $o counts C's" \
-			"$(delta "$TMP/all.before.default" "$f" "^${M}[{]family=\"$fam\",direction=\"active\",outcome=\"$o\"[}]\$")" \
+			"$(delta "$TMP/all.before.default" "$f" \
+				"^${M}[{]family=\"$fam\",direction=\"active\",outcome=\"$o\"[}]\$")" \
 			"$(cdelta all.before all.after C "$fam" active "$o")"
 	done
 done
