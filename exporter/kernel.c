@@ -259,6 +259,7 @@ static void probe_features(struct kernel_features *f, const struct btf *btf)
 	f->kfree_skb_args = tracepoint_args(btf, "kfree_skb");
 	f->tcp_retransmit_skb_args = tracepoint_args(btf, "tcp_retransmit_skb");
 	f->tcp_retransmit_synack_args = tracepoint_args(btf, "tcp_retransmit_synack");
+	f->inet_sock_set_state_args = tracepoint_args(btf, "inet_sock_set_state");
 	f->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	f->sockops_rtt_cb = has_enumerator(btf, "BPF_SOCK_OPS_RTT_CB");
 	f->iter_tcp_cb_flags = btf__find_by_name_kind(btf, "bpf_iter__tcp", BTF_KIND_STRUCT) > 0 &&
@@ -283,7 +284,8 @@ void kernel_init(struct kernel *k)
 		probe_features(&k->features, btf);
 	else
 		k->features.kfree_skb_args = k->features.tcp_retransmit_skb_args =
-			k->features.tcp_retransmit_synack_args = -1;
+			k->features.tcp_retransmit_synack_args =
+				k->features.inet_sock_set_state_args = -1;
 	k->reasons_err = reasons_load(&k->reasons, btf);
 	k->states_err = btf ? tcp_states_from_btf(&k->states, btf) : -ENOENT;
 	btf__free(btf);

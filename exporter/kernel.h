@@ -81,6 +81,7 @@ struct kernel_features {
 	int kfree_skb_args;	      /* 3 and more: with the drop reason (5.17) */
 	int tcp_retransmit_skb_args;  /* 3 and more: with the error */
 	int tcp_retransmit_synack_args;
+	int inet_sock_set_state_args;	      /* 3: sk, oldstate, newstate (4.16) */
 	bool rdonly_cast;	      /* the bpf_rdonly_cast kfunc (6.2) */
 	bool sockops_rtt_cb;	      /* BPF_SOCK_OPS_RTT_CB (5.3) */
 	bool iter_tcp_cb_flags;	      /* iter/tcp and TCP_BPF_SOCK_OPS_CB_FLAGS setsockopt (6.12) */

@@ -7,11 +7,13 @@
 extern const struct collector_ops drops_collector;
 extern const struct collector_ops retrans_collector;
 extern const struct collector_ops rtt_collector;
+extern const struct collector_ops connections_collector;
 
 const struct collector_ops *const collectors[] = {
 	&drops_collector,
 	&retrans_collector,
 	&rtt_collector,
+	&connections_collector,
 	NULL,
 };
 _Static_assert(sizeof(collectors) / sizeof(collectors[0]) <= MAX_COLLECTORS + 1,

@@ -84,7 +84,7 @@ for PROFILE in ${PROFILES:-root shipped}; do
 		tail -n 15 "$LOG" | sed 's/^/    /'
 		continue
 	fi
-	for c in drops retrans rtt; do
+	for c in drops retrans rtt connections; do
 		want=0
 		[ "$(expect $c)" = up ] && want=1
 		up=$(sed -n "s/^netstack_collector_up{collector=\"$c\"} \\([01]\\)$/\\1/p" /tmp/s0)

@@ -29,11 +29,11 @@ FAILED=0 PASSED_N=0 FAILED_N=0
 # memlock: 5.10 charges BPF maps to RLIMIT_MEMLOCK (64 KiB by default): up as root and under
 # the unit (LimitMEMLOCK=infinity), down in the pod profile with a log line saying why.
 EXPECT_TABLE='
-# kernel  arch   drops  retrans  rtt
-6.1       amd64  up     up       up
-6.12      amd64  up     up       up
-5.10      amd64  down   up       memlock
-6.1       arm64  up     up       up
+# kernel  arch   drops  retrans  rtt      connections
+6.1       amd64  up     up       up       up
+6.12      amd64  up     up       up       up
+5.10      amd64  down   up       memlock  up
+6.1       arm64  up     up       up       up
 '
 # What each kernel offers beyond up/down (docs/kernels.md): direct = the drop program reads
 # headers directly (bpf_rdonly_cast, 6.2+), else helper reads; err = tcp_retransmit_skb's err
@@ -305,8 +305,9 @@ arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (bus
 }
 
 # ---- one boot --------------------------------------------------------------------------------
-expect_row() { # KERNEL ARCH: "drops=up retrans=up rtt=up"
-	awk -v k="$1" -v a="$2" '$1 == k && $2 == a { print "drops=" $3, "retrans=" $4, "rtt=" $5 }' \
+expect_row() { # KERNEL ARCH: "drops=up retrans=up rtt=up connections=up"
+	awk -v k="$1" -v a="$2" '$1 == k && $2 == a {
+		print "drops=" $3, "retrans=" $4, "rtt=" $5, "connections=" $6 }' \
 		<<<"$EXPECT_TABLE"
 }
 

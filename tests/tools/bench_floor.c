@@ -12,6 +12,7 @@
 
 #include "floor.skel.h"
 #include "floor_retrans.skel.h"
+#include "floor_connections.skel.h"
 
 /* Each floor object holds one program; its skeleton gives the object's bytes. */
 static const struct {
@@ -20,6 +21,7 @@ static const struct {
 } floors[] = {
 	{ "kfree_skb", floor_bpf__elf_bytes },
 	{ "tcp_retransmit_skb", floor_retrans_bpf__elf_bytes },
+	{ "inet_sock_set_state", floor_connections_bpf__elf_bytes },
 };
 #define NR_FLOORS (sizeof(floors) / sizeof(floors[0]))
 
@@ -40,7 +42,7 @@ int main(int argc, char **argv)
 		if (!strcmp(hook, floors[i].hook))
 			bytes = floors[i].elf_bytes(&sz);
 	if (argc > 2 || !bytes) {
-		fprintf(stderr, "usage: bench_floor [kfree_skb|tcp_retransmit_skb]\n");
+		fprintf(stderr, "usage: bench_floor [kfree_skb|tcp_retransmit_skb|inet_sock_set_state]\n");
 		return 2;
 	}
 	/* Block the stop signals first so one arriving during load is not lost. */

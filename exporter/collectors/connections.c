@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* TCP connections by outcome: bpf/connections.bpf.c counts, this file names and renders. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfload.h"
+#include "bpfmap.h"
+#include "collector.h"
+#include "connections.h"
+#include "connections.skel.h"
+#include "kernel.h"
+#include "log.h"
+#include "parse.h"
+#include "scrape.h"
+
+#define DEFAULT_MAX_SERIES 4096
+
+static const char *const family_names[CN_NR_FAMILIES] = { "ipv4", "ipv6", "other" };
+static const char *const direction_names[CN_NR_DIRECTIONS] = { "active", "passive" };
+static const char *const outcome_names[CN_NR_OUTCOMES] = { "established", "failed", "reset",
+							   "timeout", "closed" };
+
+static const char *const required_labels[] = { "family", "direction", "outcome", NULL };
+static const struct label_option optional_labels[] = {
+	{ "netns", CN_LABEL_NETNS },
+};
+
+struct connections_opts {
+	unsigned label_mask;
+	unsigned max_series;
+};
+_Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
+	       "connections options too large");
+
+/* Every slot is a series of its own, but the overflow count. */
+static uint32_t slot_series(uint32_t slot)
+{
+	return slot < CN_OVERFLOW ? slot : SLOT_NONE;
+}
+
+/* Without optional labels, every IPv4 and IPv6 series exists from the start, at 0. */
+static const uint32_t always[] = { 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
+				   10, 11, 12, 13, 14, 15, 16, 17, 18, 19 };
+_Static_assert(sizeof(always) / sizeof(always[0]) == CN_SLOT(CN_OTHER, 0, 0),
+	       "always: the IPv4 and IPv6 slots");
+
+/* A running connections collector. */
+struct connections {
+	struct connections_opts cfg;
+	struct connections_bpf *skel;
+	struct slot_table counts;
+	bool logged_overflow;
+};
+
+static void connections_reset(void *opts)
+{
+	struct connections_opts *o = opts;
+
+	o->max_series = DEFAULT_MAX_SERIES;
+}
+
+static int connections_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
+{
+	struct connections_opts *o = opts;
+
+	if (!strcmp(key, "labels"))
+		return parse_label_list(value, required_labels, optional_labels,
+					sizeof(optional_labels) / sizeof(optional_labels[0]),
+					&o->label_mask, err, errlen);
+	if (!strcmp(key, "max_series"))
+		return parse_uint(value, 1, 1u << 20, &o->max_series, err, errlen);
+	snprintf(err, errlen, "unknown key '%s' in [collector.connections]", key);
+	return -1;
+}
+
+static void connections_stop(void *state)
+{
+	struct connections *cn = state;
+
+	connections_bpf__destroy(cn->skel);
+	slot_table_free(&cn->counts);
+	free(cn);
+}
+
+static int connections_start(const struct kernel *k, const void *opts, void **state)
+{
+	const struct connections_opts *o = opts;
+	bool netns = o->label_mask & CN_LABEL_NETNS;
+	uint32_t hash_size = netns ? o->max_series : 1;
+	struct bpf_program *prog, *count;
+	struct connections *cn;
+	int err;
+
+	if (k->features.btf_err) {
+		log_error("connections: no kernel BTF (/sys/kernel/btf/vmlinux): %s",
+			  strerror(-k->features.btf_err));
+		return -ENOENT;
+	}
+	if (k->features.inet_sock_set_state_args < 3) {
+		log_error("connections: kernel has no inet_sock_set_state tracepoint in its BTF");
+		return -ENOENT;
+	}
+	cn = calloc(1, sizeof(*cn));
+	if (!cn)
+		return -ENOMEM;
+	cn->cfg = *o;
+	cn->skel = connections_bpf__open();
+	if (!cn->skel) {
+		err = -errno;
+		log_error("connections: cannot open BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	count = netns ? cn->skel->progs.count_connection_netns : cn->skel->progs.count_connection;
+	for (prog = bpf_object__next_program(cn->skel->obj, NULL); prog;
+	     prog = bpf_object__next_program(cn->skel->obj, prog))
+		bpf_program__set_autoload(prog, prog == count);
+	bpf_map__set_max_entries(cn->skel->maps.tcp_connections_netns, hash_size);
+	bpf_map__set_max_entries(cn->skel->maps.tcp_connections, cpu_array_entries(1));
+	err = bpf_load(cn->skel->skeleton, "connections", NULL, false);
+	if (!err)
+		err = bpf_attach(cn->skel->skeleton, "connections", "tp_btf/inet_sock_set_state",
+				 EV_NONE);
+	if (err)
+		goto cleanup;
+	err = slot_table_init(&cn->counts, bpf_map__fd(cn->skel->maps.tcp_connections), CN_NR_SLOTS,
+			      CN_STRIDE, bpf_map__fd(cn->skel->maps.tcp_connections_netns),
+			      hash_size, netns, slot_series);
+	if (err)
+		goto cleanup;
+	*state = cn;
+	log_info("connections: attached %s to tp_btf/inet_sock_set_state (max_series=%u)",
+		 bpf_program__name(count), cn->cfg.max_series);
+	return 0;
+cleanup:
+	connections_stop(cn);
+	return err;
+}
+
+static void render_row(struct connections *cn, struct expo *e, const struct slot_row *r)
+{
+	uint32_t outcome = r->slot % CN_NR_OUTCOMES, pair = r->slot / CN_NR_OUTCOMES;
+	struct labels l = { 0 };
+	char netns_buf[16];
+
+	labels_add(&l, "family", family_names[pair / CN_NR_DIRECTIONS]);
+	labels_add(&l, "direction", direction_names[pair % CN_NR_DIRECTIONS]);
+	labels_add(&l, "outcome", outcome_names[outcome]);
+	if (cn->cfg.label_mask & CN_LABEL_NETNS) {
+		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
+		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
+	}
+	expo_u64(e, &l, r->value);
+}
+
+static int connections_collect(void *state, struct expo *e)
+{
+	struct connections *cn = state;
+	int n = slot_table_read(&cn->counts, always, sizeof(always) / sizeof(always[0]));
+	uint64_t overflowed;
+
+	if (n < 0) {
+		log_warn("connections: cannot read maps: %s", strerror(-n));
+		return -1;
+	}
+	expo_family(e, "netstack_tcp_connections_total", METRIC_COUNTER,
+		    "TCP connections by direction (active: connect, passive: accepted) and outcome "
+		    "(established, failed before it, or how an established one ended: reset, "
+		    "timeout, closed).");
+	for (int i = 0; i < n; i++)
+		render_row(cn, e, &cn->counts.rows[i]);
+	overflowed = slot_table_unlabelled(&cn->counts, CN_OVERFLOW);
+	if (overflowed)
+		log_once(cn->logged_overflow, LOG_WARN,
+			 "connections: map tcp_connections_netns is full (max_series=%u); further "
+			 "series are counted with netns '" OVERFLOW_LABEL "'",
+			 cn->cfg.max_series);
+	if (cn->cfg.label_mask)
+		scrape_map_overflow("tcp_connections_netns", overflowed);
+	return 0;
+}
+
+static struct bpf_object *connections_object(void *state)
+{
+	return ((struct connections *)state)->skel->obj;
+}
+
+const struct collector_ops connections_collector = {
+	.name = "connections",
+	.description = "TCP connections by direction and outcome: established, failed, reset, "
+		       "timeout, closed (tp_btf/inet_sock_set_state)",
+	.default_enabled = true,
+	.reset = connections_reset,
+	.set = connections_set,
+	.start = connections_start,
+	.collect = connections_collect,
+	.stop = connections_stop,
+	.object = connections_object,
+};
