@@ -85,8 +85,9 @@ static void connections_stop(void *state)
 	free(cn);
 }
 
-static int connections_start(const struct kernel *k, const void *opts, void **state)
+static int connections_start(const struct collector_env *env, const void *opts, void **state)
 {
+	const struct kernel *k = env->kernel;
 	const struct connections_opts *o = opts;
 	bool netns = o->label_mask & CN_LABEL_NETNS;
 	uint32_t hash_size = netns ? o->max_series : 1;
@@ -119,10 +120,10 @@ static int connections_start(const struct kernel *k, const void *opts, void **st
 		bpf_program__set_autoload(prog, prog == count);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections_netns, hash_size);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections, cpu_array_entries(1));
-	err = bpf_load(cn->skel->skeleton, "connections", NULL, false);
+	err = bpf_load(env, cn->skel->skeleton, "connections", NULL, false);
 	if (!err)
-		err = bpf_attach(cn->skel->skeleton, "connections", "tp_btf/inet_sock_set_state",
-				 EV_NONE);
+		err = bpf_attach(env, cn->skel->skeleton, "connections",
+				 "tp_btf/inet_sock_set_state", EV_NONE);
 	if (err)
 		goto cleanup;
 	err = slot_table_init(&cn->counts, bpf_map__fd(cn->skel->maps.tcp_connections), CN_NR_SLOTS,
