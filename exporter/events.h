@@ -133,4 +133,13 @@ bool events_drop_exemplar(uint32_t reason, uint8_t family, uint8_t proto, const 
 			  uint32_t netns, const char *ifname, struct labels *l, char *buf,
 			  size_t len, double *time);
 
+/*
+ * Exemplar of a sent-reset series (the reset type's, analyzers/reset.c): the latest sampled reset
+ * sent with this reason (RS_REASON_NONE on kernels without one), family and state (resets.h) and,
+ * when non-zero, netns. Fills labels (values point into buf) and the event's time; false when
+ * there is none.
+ */
+bool events_reset_exemplar(uint32_t reason, uint8_t family, uint8_t state, uint32_t netns,
+			   struct labels *l, char *buf, size_t len, double *time);
+
 #endif

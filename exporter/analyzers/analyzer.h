@@ -74,6 +74,8 @@ void flow_json(struct mbuf *m, const struct event *ev);
 void flow_html(struct mbuf *m, const struct event *ev);
 /* "10.0.0.1" / "fd00::1" for the flow's family, "" otherwise. */
 void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len);
+/* TCP flags as "SYN|ACK" (at most 31 characters). */
+void tcp_flag_names(char buf[static 40], unsigned f);
 /* A JSON member ,"name":"v" with v escaped. */
 void json_str(struct mbuf *m, const char *name, const char *v);
 

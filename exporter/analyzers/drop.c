@@ -114,10 +114,9 @@ static int drop_init(const struct kernel *k)
 	if (!ksyms) {
 		ksyms = kernel_ksyms(k, &err);
 		if (err)
-			log_warn(
-				"sampling: cannot read /proc/kallsyms (%s; addresses need "
-				"CAP_SYSLOG): drop functions will be \"" KSYM_UNKNOWN "\"",
-				strerror(-err));
+			log_warn("sampling: cannot read /proc/kallsyms (%s; addresses need "
+				 "CAP_SYSLOG): drop functions will be \"" KSYM_UNKNOWN "\"",
+				 strerror(-err));
 	}
 	if (!stat("/proc/self/ns/net", &st))
 		own_netns = st.st_ino;
@@ -194,28 +193,12 @@ static void drop_entry(struct event_rec *r)
 	remember_exemplar(r);
 }
 
-static void tcp_flags(char *buf, unsigned f)
-{
-	static const char *const names[8] = {
-		"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"
-	};
-
-	buf[0] = 0;
-	for (int i = 0; i < 8; i++)
-		if (f & 1u << i) {
-			if (buf[0])
-				strcat(buf, "|");
-			strcat(buf, names[i]);
-		}
-}
-
-
 static void drop_event_json(struct mbuf *m, const struct event_rec *r)
 {
 	const struct drop_detail *d = cdd(r);
 	char flags[40], buf[32];
 
-	tcp_flags(flags, r->ev.flow.tcp_flags);
+	tcp_flag_names(flags, r->ev.flow.tcp_flags);
 	mbuf_printf(m, ",\"tcp_flags\":\"%s\",\"len\":%u", flags, r->ev.drop.len);
 	json_str(m, "interface", d->ifname);
 	if (r->reason) {
