@@ -54,10 +54,7 @@ static enum MHD_Result parse_arg(void *cls, enum MHD_ValueKind kind, const char 
 
 			for (unsigned i = 0; i < n && used < sizeof(a->err); i++)
 				used += snprintf(a->err + used, sizeof(a->err) - used, "%s%s",
-						 !i	      ? " "
-						 : i == n - 1 ? " or "
-							      : ", ",
-						 names[i]);
+						 !i ? " " : i == n - 1 ? " or " : ", ", names[i]);
 			if (used < sizeof(a->err))
 				snprintf(a->err + used, sizeof(a->err) - used, "\n");
 		}

@@ -39,7 +39,7 @@ struct web {
 	char priorities[96];
 	struct MHD_Daemon *daemon;
 	struct guard *guard; /* daemon's; a daemon's connections find theirs themselves */
-	int listen_fd;	     /* bound by http_open, until a daemon takes it over */
+	int listen_fd; /* bound by http_open, until a daemon takes it over */
 	/* SHA-256 of credentials bcrypt accepted (HTTP thread only; a reload starts afresh). */
 	unsigned char granted[AUTH_CACHE][32];
 	unsigned n_granted;

@@ -239,8 +239,7 @@ static void evict(struct guard *g)
 	log_debug("http: %u connections open, closing one of an address that holds %u", g->live,
 		  victim->peer->conns);
 	if (!__atomic_fetch_add(&stats.evicted, 1, __ATOMIC_RELAXED))
-		log_warn("http: over max_connections; closing connections of the addresses that "
-			 "hold "
+		log_warn("http: over max_connections; closing connections of the addresses that hold "
 			 "the most (netstack_http_connections_evicted_total counts them)");
 	shutdown(victim->fd, SHUT_RDWR);
 	unlist(g, victim);

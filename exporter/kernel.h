@@ -82,15 +82,15 @@ void ksyms_free(struct ksyms *k);
  * their programs by them). Arguments: of the tracepoint's BTF prototype, -1 without it.
  */
 struct kernel_features {
-	int btf_err;		     /* 0, or why there is no BTF: every feature is then absent */
-	int kfree_skb_args;	     /* 3 and more: with the drop reason (5.17) */
-	int tcp_retransmit_skb_args; /* 3 and more: with the error */
+	int btf_err;		      /* 0, or why there is no BTF: every feature is then absent */
+	int kfree_skb_args;	      /* 3 and more: with the drop reason (5.17) */
+	int tcp_retransmit_skb_args;  /* 3 and more: with the error */
 	int tcp_retransmit_synack_args;
-	int tcp_send_reset_args; /* 3 and more: with the reset reason (6.10) */
+	int tcp_send_reset_args;      /* 3 and more: with the reset reason (6.10) */
 	int tcp_receive_reset_args;
-	bool rdonly_cast;	/* the bpf_rdonly_cast kfunc (6.2) */
-	bool sockops_rtt_cb;	/* BPF_SOCK_OPS_RTT_CB (5.3) */
-	bool iter_tcp_cb_flags; /* iter/tcp and TCP_BPF_SOCK_OPS_CB_FLAGS setsockopt (6.12) */
+	bool rdonly_cast;	      /* the bpf_rdonly_cast kfunc (6.2) */
+	bool sockops_rtt_cb;	      /* BPF_SOCK_OPS_RTT_CB (5.3) */
+	bool iter_tcp_cb_flags;	      /* iter/tcp and TCP_BPF_SOCK_OPS_CB_FLAGS setsockopt (6.12) */
 };
 
 struct kernel_syms;

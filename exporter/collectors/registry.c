@@ -10,7 +10,11 @@ extern const struct collector_ops retrans_collector;
 extern const struct collector_ops rtt_collector;
 
 const struct collector_ops *const collectors[] = {
-	&drops_collector, &retrans_collector, &resets_collector, &rtt_collector, NULL,
+	&drops_collector,
+	&retrans_collector,
+	&resets_collector,
+	&rtt_collector,
+	NULL,
 };
 _Static_assert(sizeof(collectors) / sizeof(collectors[0]) <= MAX_COLLECTORS + 1,
 	       "raise MAX_COLLECTORS");
