@@ -82,11 +82,14 @@ static void remember_exemplar(const struct event_rec *r)
 static void reset_entry(struct event_rec *r)
 {
 	const struct event *ev = &r->ev;
-	/* The local endpoint and the peer's address: a port scan or a dead service is one key. */
+	/*
+	 * Both addresses and the port of the service: the local one for resets sent (a scan, a
+	 * dead listener, a crashing server is one key), the peer's for resets received.
+	 */
 	struct {
 		uint32_t netns, reason;
 		uint8_t dir, family;
-		uint16_t sport;
+		uint16_t port;
 		uint8_t saddr[16], daddr[16];
 	} key;
 	char num[16];
@@ -97,7 +100,7 @@ static void reset_entry(struct event_rec *r)
 	key.reason = ev->reset.reason;
 	key.dir = ev->reset.dir;
 	key.family = ev->flow.family;
-	key.sport = ev->flow.sport;
+	key.port = ev->reset.dir == RS_DIR_SENT ? ev->flow.sport : ev->flow.dport;
 	memcpy(key.saddr, ev->flow.saddr, 16);
 	memcpy(key.daddr, ev->flow.daddr, 16);
 	if (ev->reset.state == RS_STATE_NONE)
@@ -182,7 +185,7 @@ static void reset_html(struct mbuf *m, double now)
 	char buf[16];
 
 	mbuf_puts(m, "<h2>Top reset endpoints</h2>\n<table class=\"top-resets\">\n<tr>"
-		     "<th>protocol</th><th>netns</th><th>local</th><th>peer (last)</th>"
+		     "<th>protocol</th><th>netns</th><th>local</th><th>peer</th>"
 		     "<th>resets</th><th>direction</th><th>reason</th><th>state</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct event_rec *r = &top[i].e->last;
