@@ -170,12 +170,12 @@ static int resets_start(const struct kernel *k, const void *opts, void **state)
 		 with_reason ? k->rst_reasons.n : 0, rs->states->n, rs->cfg.max_series);
 	if (!with_reason)
 		log_warn("resets: tcp_send_reset has no reason argument before Linux 6.10: every "
-			 "reset sent has reason=\"" REASON_UNKNOWN "\", and resets sent without a "
+			 "reset sent has reason='" REASON_UNKNOWN "', and resets sent without a "
 			 "full socket (no socket, TIME_WAIT) are not seen "
 			 "(docs/collectors/resets.md)");
 	if (rs->reason_other)
 		log_warn("resets: this kernel has reset reasons from %u on: they are counted "
-			 "together as reason=\"" REASON_OTHER "\"",
+			 "together as reason='" REASON_OTHER "'",
 			 RS_NR_REASONS - 1);
 	if (!received)
 		log_warn("resets: kernel has no tcp_receive_reset tracepoint: resets received are "
