@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "floor.skel.h"
+#include "floor_resets.skel.h"
 #include "floor_retrans.skel.h"
 
 /* Each floor object holds one program; its skeleton gives the object's bytes. */
@@ -20,6 +21,7 @@ static const struct {
 } floors[] = {
 	{ "kfree_skb", floor_bpf__elf_bytes },
 	{ "tcp_retransmit_skb", floor_retrans_bpf__elf_bytes },
+	{ "tcp_send_reset", floor_resets_bpf__elf_bytes },
 };
 #define NR_FLOORS (sizeof(floors) / sizeof(floors[0]))
 
@@ -40,7 +42,8 @@ int main(int argc, char **argv)
 		if (!strcmp(hook, floors[i].hook))
 			bytes = floors[i].elf_bytes(&sz);
 	if (argc > 2 || !bytes) {
-		fprintf(stderr, "usage: bench_floor [kfree_skb|tcp_retransmit_skb]\n");
+		fprintf(stderr, "usage: bench_floor "
+				"[kfree_skb|tcp_retransmit_skb|tcp_send_reset]\n");
 		return 2;
 	}
 	/* Block the stop signals first so one arriving during load is not lost. */
