@@ -230,12 +230,13 @@ static __always_inline void sample_retrans(const struct sock *sk, const struct s
 static __always_inline void sample_reset(const struct sock *sk, const struct sk_buff *skb,
 					 __u32 reason, __u8 state, __u8 family, __u8 dir)
 {
-	struct event_flow in = {};
+	struct event_flow in;
 	struct net_device *dev;
 	struct event *e;
 
 	if (!sample_cfg.rate)
 		return;
+	__builtin_memset(&in, 0, sizeof(in));
 	e = sample_begin(EV_RESET);
 	if (!e)
 		return;

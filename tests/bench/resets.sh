@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Cost per event of the sent-reset program (bpf/resets.bpf.c, "count_sent"; with the netns label
 # "count_sent_netns"), measured by the kernel (kernel.bpf_stats_enabled=1) while connects to a
-# closed port in a namespace of its own make resets without a socket (NO_SOCKET: the segment's
+# closed port in a namespace of its own (tests/tools/rstflood) make resets without a socket (NO_SOCKET: the segment's
 # family and device are read), against an empty tp_btf/tcp_send_reset program (the floor:
-# tests/bench/floor_resets.bpf.c). Ours run paired with the floor (tests/bench/lib.sh). The
-# exporter's figures come from its own /metrics (netstack_bpf_program_*). A missed target is
+# tests/bench/floor_resets.bpf.c). Variants run one at a time, in interleaved rounds, each the
+# only program we attach to the hook: as for retransmits (tests/bench/retrans.sh), an event
+# comes once per connect system call, so every event meets cold caches and a pair's first
+# program would pay the hook's cold lines for the other. The exporter's figures come from its own /metrics (netstack_bpf_program_*). A missed target is
 # printed, not a failure. Kernels before 6.10 fire no tracepoint for a reset without a socket:
 # there the benchmark has no events and says so.
 # Environment: BUILD (default build), ROUNDS (7), FLOOD_SECONDS (3).
@@ -15,18 +17,21 @@ source tests/bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 FLOOD_SECONDS=${FLOOD_SECONDS:-3}
 FLOOR=$BUILD/tests/bench_floor
+RSTFLOOD=$BUILD/tests/rstflood
+PORT=9 # nothing listens in the benchmark's namespace
 HOOK=tcp_send_reset
 TARGET_DEFAULT=1.5
+ALONE=1
 VARIANTS=(floor default netns)
 SECTION="kernel cost per event, TCP resets sent"
 declare -A TITLE=([floor]="floor (empty prog)" [default]="default labels" [netns]="netns label")
 
 [ "$(id -u)" -eq 0 ] || die "needs root (BPF, namespaces and kernel.bpf_stats_enabled)"
 [ -r /sys/kernel/btf/vmlinux ] || die "needs kernel BTF (/sys/kernel/btf/vmlinux)"
-for f in "$EXPORTER" "$FLOOR"; do
+for f in "$EXPORTER" "$FLOOR" "$RSTFLOOD"; do
 	[ -x "$f" ] || die "$f not built (make BUILD=$BUILD bench builds it)"
 done
-for c in bpftool curl ip awk python3; do
+for c in bpftool curl ip awk; do
 	command -v "$c" >/dev/null || die "needs $c"
 done
 
@@ -103,7 +108,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 	for ((k = 0; k < ${#SLOTS[@]}; k++)); do
 		begin_run "$r" "$k" || continue
 		w0=$(now)
-		n=$(ip netns exec "$NS" python3 tests/tools/tcpreset.py flood 4 "$FLOOD_SECONDS")
+		n=$(ip netns exec "$NS" "$RSTFLOOD" 127.0.0.1 "$PORT" "$FLOOD_SECONDS")
 		w1=$(now)
 		end_run
 		# The netns label must be on, or the config did not apply.
@@ -120,7 +125,7 @@ done
 declare -A TARGET=([default]="<=$TARGET_DEFAULT")
 print_table resets/s
 echo "ns/event: kernel run_time_ns / run_cnt (median over rounds; bpf_stats' own clock reads"
-echo "are in every figure, the floor included). ratio: ours / the floor in the same runs."
+echo "are in every figure, the floor included). ratio: ours / the floor's, medians over rounds."
 if [ "$SHARED" = 1 ]; then
 	echo "shared-hook: someone else's program was on $HOOK during that run (another exporter,"
 	echo "a test): it competed for the CPUs and its own resets ran ours too."

@@ -3,8 +3,6 @@
 """Drive one kind of TCP reset over loopback, both ends in this process.
 
 Usage: tcpreset.py CASE FAMILY   (FAMILY 4 or 6; run it inside the namespace under test)
-       tcpreset.py flood FAMILY SECONDS   connects to a closed port for SECONDS, as fast as
-                                          it can; prints the number of resets it caused
 
   closed     connect to a port nothing listens on: the kernel answers the SYN with a RST
              without a socket (NO_SOCKET); the client receives it in SYN_SENT.
@@ -69,24 +67,8 @@ def tw_substate_fin_wait2(fam, port):
     return False
 
 
-def flood(fam, seconds):
-    lst, host, af, port = listener(fam)
-    lst.close()
-    n, end = 0, time.monotonic() + seconds
-    while time.monotonic() < end:
-        for _ in range(100):
-            c = socket.socket(af, socket.SOCK_STREAM)
-            if c.connect_ex((host, port)) == 111:  # ECONNREFUSED: one RST each way
-                n += 1
-            c.close()
-    print(n)
-
-
 def main():
     case, fam = sys.argv[1], sys.argv[2]
-    if case == "flood":
-        flood(fam, float(sys.argv[3]))
-        return
     if case == "closed":
         lst, host, af, port = listener(fam)
         lst.close()  # nothing listens on port now
