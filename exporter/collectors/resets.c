@@ -299,13 +299,14 @@ static int resets_collect(void *state, struct expo *e)
 		log_warn("resets: cannot read maps: %s", strerror(-(na < 0 ? na : nk)));
 		return -1;
 	}
-	if ((size_t)(na + nk) > rs->rows_cap) {
-		struct row *r = realloc(rs->rows, (na + nk) * sizeof(*r));
+	if ((size_t)na + (size_t)nk > rs->rows_cap) {
+		size_t cap = (size_t)na + (size_t)nk;
+		struct row *r = realloc(rs->rows, cap * sizeof(*r));
 
 		if (!r)
 			return -1;
 		rs->rows = r;
-		rs->rows_cap = na + nk;
+		rs->rows_cap = cap;
 	}
 	for (int k = 0; k < na; k++) {
 		uint32_t slot = k;
