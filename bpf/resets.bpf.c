@@ -60,6 +60,7 @@ static __always_inline void count(__u32 slot, __u32 netns, const bool with_netns
 {
 	__u64 *slice = cpu_slice_of(&tcp_resets);
 	struct reset_key key = { .netns = netns, .slot = slot };
+	__u64 i = slot;
 
 	if (with_netns) {
 		if (hash_add(&tcp_resets_netns, &key, 1))
@@ -67,7 +68,13 @@ static __always_inline void count(__u32 slot, __u32 netns, const bool with_netns
 		/* Map full: sums without the netns label stay exact. */
 		slice_add(slice, RS_OVERFLOW, 1, RS_STRIDE);
 	}
-	slice_add(slice, slot, 1, RS_STRIDE);
+	/*
+	 * The compiler knows the slot is in range and drops the check; 6.1's verifier cannot
+	 * follow it through the slot's arithmetic and refuses the access: keep the check.
+	 */
+	barrier_var(i);
+	if (slice && i < RS_STRIDE)
+		slice[i] += 1;
 }
 
 /*
