@@ -7,7 +7,7 @@
 #ifndef NETSTACK_EVENTS_H
 #define NETSTACK_EVENTS_H
 
-enum event_type { EV_NONE, EV_DROP, EV_RETRANS, EV_RTT, EV_NR_TYPES };
+enum event_type { EV_NONE, EV_DROP, EV_RETRANS, EV_RTT, EV_RESET, EV_NR_TYPES };
 
 /* Per type, in the events_stats per-CPU array of each program object. */
 enum event_stat { EV_STAT_SAMPLED, EV_STAT_LOST, EV_STAT_RATELIMITED, EV_NR_STATS };
@@ -52,6 +52,13 @@ struct event {
 			__u32 rtt_us;
 			__u32 srtt_us;
 		} rtt;
+		struct {
+			__u32 reason; /* enum sk_rst_reason, RS_REASON_NONE without one */
+			__u8 state;   /* TCP state, RS_STATE_NONE without a socket */
+			__u8 dir;     /* enum reset_dir */
+			__u8 family;  /* enum reset_family, as the counters have it */
+			__u8 pad[9];
+		} reset;
 	};
 };
 

@@ -223,6 +223,51 @@ static __always_inline void sample_retrans(const struct sock *sk, const struct s
 }
 
 /*
+ * A reset sent (dir RS_DIR_SENT, with the segment that caused it, skb, when there is one) or
+ * received. The flow is the reset's own direction: from this host (source) to the peer. Without
+ * a socket the flow comes from the segment's headers, turned around.
+ */
+static __always_inline void sample_reset(const struct sock *sk, const struct sk_buff *skb,
+					 __u32 reason, __u8 state, __u8 family, __u8 dir)
+{
+	struct event_flow in;
+	struct net_device *dev;
+	struct event *e;
+
+	if (!sample_cfg.rate)
+		return;
+	__builtin_memset(&in, 0, sizeof(in));
+	e = sample_begin(EV_RESET);
+	if (!e)
+		return;
+	e->reset.reason = reason;
+	e->reset.state = state;
+	e->reset.dir = dir;
+	e->reset.family = family;
+	if (skb) {
+		sample_headers(&in, (struct sk_buff *)skb);
+		dev = skb->dev;
+		if (dev) {
+			e->ifindex = dev->ifindex;
+			e->netns = dev->nd_net.net->ns.inum;
+		}
+	}
+	if (sk) {
+		sample_skc(&e->flow, &sk->__sk_common);
+		e->netns = sk->__sk_common.skc_net.net->ns.inum;
+	} else {
+		e->flow.family = in.family;
+		e->flow.proto = in.proto;
+		e->flow.sport = in.dport;
+		e->flow.dport = in.sport;
+		__builtin_memcpy(e->flow.saddr, in.daddr, 16);
+		__builtin_memcpy(e->flow.daddr, in.saddr, 16);
+	}
+	e->flow.tcp_flags = in.tcp_flags; /* of the segment the reset answers */
+	sample_submit(e);
+}
+
+/*
  * The network namespace of a sockops program's socket (0 if it has none): through a helper,
  * not a kfunc, so that the object loads on any kernel and without CAP_SYS_ADMIN. The helper
  * needs CAP_PERFMON.

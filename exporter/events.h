@@ -141,4 +141,14 @@ struct drop_series {
 	const char *ifname;
 };
 
+/*
+ * The reset type's series (analyzers/reset.c), of resets sent: reason (RS_REASON_NONE on kernels
+ * without one), family and state (resets.h) and, when non-zero, netns.
+ */
+struct reset_series {
+	uint32_t reason;
+	uint8_t family, state;
+	uint32_t netns;
+};
+
 #endif

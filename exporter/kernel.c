@@ -136,6 +136,41 @@ int reasons_from_btf(struct reason_table *t, const struct btf *vmlinux, const ch
 	return err;
 }
 
+#define RST_PREFIX "SK_RST_REASON_"
+
+int rst_reasons_from_btf(struct reason_table *t, const struct btf *btf)
+{
+	int id = btf__find_by_name_kind(btf, "sk_rst_reason", BTF_KIND_ENUM);
+	const struct btf_type *bt = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_enum *e;
+	int err = 0;
+
+	table_init(t);
+	t->source = "btf";
+	if (!bt)
+		return -ENOENT;
+	e = btf_enum(bt);
+	for (int i = 0; i < btf_vlen(bt) && !err; i++, e++) {
+		const char *name = btf__name_by_offset(btf, e->name_off);
+
+		if (strncmp(name, RST_PREFIX, strlen(RST_PREFIX)))
+			continue;
+		name += strlen(RST_PREFIX);
+		if (!strcmp(name, "MAX"))
+			t->max = (uint32_t)e->val; /* a bound, not a reason */
+		else
+			err = reason_add(t, (uint32_t)e->val, name);
+	}
+	if (!err && !t->n)
+		err = -ENOENT;
+	if (err) {
+		reasons_free(t);
+		return err;
+	}
+	qsort(t->e, t->n, sizeof(*t->e), cmp_reason);
+	return 0;
+}
+
 int reasons_from_tracefs(struct reason_table *t, const char *format_path)
 {
 	char *buf = NULL, *p, name[128];
@@ -260,6 +295,8 @@ static void probe_features(struct kernel_features *f, const struct btf *btf)
 	f->tcp_retransmit_skb_args = tracepoint_args(btf, "tcp_retransmit_skb");
 	f->tcp_retransmit_synack_args = tracepoint_args(btf, "tcp_retransmit_synack");
 	f->inet_sock_set_state_args = tracepoint_args(btf, "inet_sock_set_state");
+	f->tcp_send_reset_args = tracepoint_args(btf, "tcp_send_reset");
+	f->tcp_receive_reset_args = tracepoint_args(btf, "tcp_receive_reset");
 	f->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	f->sockops_rtt_cb = has_enumerator(btf, "BPF_SOCK_OPS_RTT_CB");
 	f->iter_tcp_cb_flags = btf__find_by_name_kind(btf, "bpf_iter__tcp", BTF_KIND_STRUCT) > 0 &&
@@ -284,10 +321,12 @@ void kernel_init(struct kernel *k)
 		probe_features(&k->features, btf);
 	else
 		k->features.kfree_skb_args = k->features.tcp_retransmit_skb_args =
-			k->features.tcp_retransmit_synack_args =
-				k->features.inet_sock_set_state_args = -1;
+			k->features.tcp_retransmit_synack_args = k->features.tcp_send_reset_args =
+				k->features.tcp_receive_reset_args =
+					k->features.inet_sock_set_state_args = -1;
 	k->reasons_err = reasons_load(&k->reasons, btf);
 	k->states_err = btf ? tcp_states_from_btf(&k->states, btf) : -ENOENT;
+	k->rst_reasons_err = btf ? rst_reasons_from_btf(&k->rst_reasons, btf) : -ENOENT;
 	btf__free(btf);
 	k->syms = calloc(1, sizeof(*k->syms));
 	if (k->syms)
@@ -316,6 +355,7 @@ const struct ksyms *kernel_ksyms(const struct kernel *k, int *err)
 void kernel_free(struct kernel *k)
 {
 	reasons_free(&k->reasons);
+	reasons_free(&k->rst_reasons);
 	tcp_states_free(&k->states);
 	if (k->syms) {
 		ksyms_free(&k->syms->ksyms);

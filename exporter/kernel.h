@@ -34,6 +34,11 @@ int reasons_load(struct reason_table *t, const struct btf *btf);
 int reasons_from_btf(struct reason_table *t, const struct btf *vmlinux, const char *btf_dir);
 /* From a kfree_skb tracefs "format" file. */
 int reasons_from_tracefs(struct reason_table *t, const char *format_path);
+/*
+ * The TCP reset reasons (enum sk_rst_reason, Linux 6.10): names less the SK_RST_REASON_ prefix,
+ * t->max their SK_RST_REASON_MAX. -ENOENT where the kernel has no such enum.
+ */
+int rst_reasons_from_btf(struct reason_table *t, const struct btf *btf);
 /* Name for a value: exact name, else "SUBSYS:code" for a known subsystem, else the number. */
 const char *reason_name(const struct reason_table *t, uint32_t value, char *buf, size_t len);
 void reasons_free(struct reason_table *t);
@@ -81,7 +86,9 @@ struct kernel_features {
 	int kfree_skb_args;	      /* 3 and more: with the drop reason (5.17) */
 	int tcp_retransmit_skb_args;  /* 3 and more: with the error */
 	int tcp_retransmit_synack_args;
-	int inet_sock_set_state_args;	      /* 3: sk, oldstate, newstate (4.16) */
+	int tcp_send_reset_args;      /* 3 and more: with the reset reason (6.10) */
+	int tcp_receive_reset_args;
+	int inet_sock_set_state_args;      /* 3: sk, oldstate, newstate (4.16) */
 	bool rdonly_cast;	      /* the bpf_rdonly_cast kfunc (6.2) */
 	bool sockops_rtt_cb;	      /* BPF_SOCK_OPS_RTT_CB (5.3) */
 	bool iter_tcp_cb_flags;	      /* iter/tcp and TCP_BPF_SOCK_OPS_CB_FLAGS setsockopt (6.12) */
@@ -100,6 +107,8 @@ struct kernel {
 	int reasons_err; /* 0, or why the table is empty */
 	struct tcp_states states;
 	int states_err;
+	struct reason_table rst_reasons; /* enum sk_rst_reason */
+	int rst_reasons_err;
 	struct kernel_features features;
 	/* kallsyms: 6.7 MiB and 0.2 s here, so read only by those who need it, once. */
 	struct kernel_syms *syms;

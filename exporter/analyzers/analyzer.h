@@ -12,6 +12,8 @@
 #ifndef NETSTACK_ANALYZER_H
 #define NETSTACK_ANALYZER_H
 
+#include <pthread.h>
+
 #include "../events.h"
 
 struct kernel;
@@ -43,6 +45,29 @@ struct event_desc {
 			 double *time);
 	void (*fini)(void *state); /* free the state and everything in it */
 };
+
+/*
+ * The latest sampled event of each series (at most EXEMPLAR_SERIES; the series seen longest ago
+ * makes room), the exemplars of a collector's counter. Its own lock: scrapes read it without the
+ * store's.
+ */
+#define EXEMPLAR_SERIES 256
+struct exemplars {
+	pthread_mutex_t lock;
+	struct event_rec e[EXEMPLAR_SERIES];
+};
+
+void exemplars_init(struct exemplars *x);
+/* Keep r as its series' latest (same: whether two events are of one series). */
+void exemplars_remember(struct exemplars *x, const struct event_rec *r,
+			bool (*same)(const struct event_rec *a, const struct event_rec *b));
+/*
+ * The latest event that match(event, q) accepts, as exemplar labels saddr, daddr, sport, dport
+ * (values in buf) and its time; false when there is none.
+ */
+bool exemplars_find(struct exemplars *x, bool (*match)(const struct event_rec *r, const void *q),
+		    const void *q, struct labels *l, char *buf, size_t len, double *time);
+void exemplars_free(struct exemplars *x);
 
 /* By enum event_type; NULL: a type this build does not decode. */
 extern const struct event_desc *const event_descs[EV_NR_TYPES];
@@ -93,6 +118,8 @@ void flow_json(struct mbuf *m, const struct event *ev);
 void flow_html(struct mbuf *m, const struct event *ev);
 /* "10.0.0.1" / "fd00::1" for the flow's family, "" otherwise. */
 void flow_addr(const struct event_flow *f, bool src, char *buf, size_t len);
+/* TCP flags as "SYN|ACK" (at most 31 characters). */
+void tcp_flag_names(char buf[static 40], unsigned f);
 /* A JSON member ,"name":"v" with v escaped. */
 void json_str(struct mbuf *m, const char *name, const char *v);
 

@@ -20,8 +20,6 @@
 #include "kernel.h"
 #include "log.h"
 
-#define EXEMPLAR_SERIES 256 /* drop series remembered for exemplars */
-
 static const struct {
 	const char *reason, *explanation, *hint;
 } notes[] = {
@@ -101,9 +99,7 @@ struct drop_state {
 	const struct ksyms *ksyms;
 	ino_t own_netns;
 	struct topk locations;
-	/* Read by scrapes, which do not take the store's lock: a lock of its own, taken inside it. */
-	pthread_mutex_t exemplar_lock;
-	struct event_rec exemplars[EXEMPLAR_SERIES];
+	struct exemplars exemplars;
 };
 
 static int drop_init(const struct kernel *k, void **state)
@@ -114,7 +110,7 @@ static int drop_init(const struct kernel *k, void **state)
 
 	if (!s)
 		return -1;
-	pthread_mutex_init(&s->exemplar_lock, NULL);
+	exemplars_init(&s->exemplars);
 	if (k) {
 		s->reasons = k->reasons_err ? NULL : &k->reasons;
 		s->ksyms = kernel_ksyms(k, &err);
@@ -138,25 +134,6 @@ static bool same_series(const struct event_rec *a, const struct event_rec *b)
 	       a->ev.flow.proto == b->ev.flow.proto && a->ev.netns == b->ev.netns &&
 	       !strcmp(da->ifname, db->ifname) && fa == fb &&
 	       !memcmp(da->function, db->function, fa);
-}
-
-static void remember_exemplar(struct drop_state *s, const struct event_rec *r)
-{
-	struct event_rec *slot = &s->exemplars[0];
-
-	pthread_mutex_lock(&s->exemplar_lock);
-	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
-		struct event_rec *x = &s->exemplars[i];
-
-		if (!x->seq || same_series(x, r)) {
-			slot = x;
-			break;
-		}
-		if (x->seq < slot->seq)
-			slot = x;
-	}
-	*slot = *r;
-	pthread_mutex_unlock(&s->exemplar_lock);
 }
 
 static void drop_entry(void *state, struct event_rec *r)
@@ -197,22 +174,7 @@ static void drop_entry(void *state, struct event_rec *r)
 		ifbuf[0] = 0;
 	utf8_copy(d->ifname, sizeof(d->ifname), ifbuf);
 	topk_add(&s->locations, &key, sizeof(key), r, 1);
-	remember_exemplar(s, r);
-}
-
-static void tcp_flags(char *buf, unsigned f)
-{
-	static const char *const names[8] = {
-		"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"
-	};
-
-	buf[0] = 0;
-	for (int i = 0; i < 8; i++)
-		if (f & 1u << i) {
-			if (buf[0])
-				strcat(buf, "|");
-			strcat(buf, names[i]);
-		}
+	exemplars_remember(&s->exemplars, r, same_series);
 }
 
 static void drop_event_json(struct mbuf *m, const struct event_rec *r)
@@ -220,7 +182,7 @@ static void drop_event_json(struct mbuf *m, const struct event_rec *r)
 	const struct drop_detail *d = cdd(r);
 	char flags[40], buf[32];
 
-	tcp_flags(flags, r->ev.flow.tcp_flags);
+	tcp_flag_names(flags, r->ev.flow.tcp_flags);
 	mbuf_printf(m, ",\"tcp_flags\":\"%s\",\"len\":%u", flags, r->ev.drop.len);
 	json_str(m, "interface", d->ifname);
 	if (r->reason) {
@@ -319,65 +281,41 @@ static void drop_fini(void *state)
 	struct drop_state *s = state;
 
 	topk_free(&s->locations);
-	pthread_mutex_destroy(&s->exemplar_lock);
+	exemplars_free(&s->exemplars);
 	free(s);
+}
+
+/* Whether a sampled drop is of the series q (struct drop_series) the collector renders. */
+static bool drop_matches(const struct event_rec *x, const void *series)
+{
+	static const uint8_t fam[NR_FAMILIES] = { 4, 6, 0, 0 };
+	static const uint8_t prot[NR_PROTOS] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
+						 IPPROTO_ICMPV6, 0 };
+	const struct drop_series *q = series;
+	const struct drop_detail *dx = cdd(x);
+	size_t fl = strcspn(dx->function, "+");
+	uint8_t p = x->ev.flow.proto;
+
+	if (x->ev.drop.reason != q->reason || x->ev.flow.family != fam[q->family])
+		return false;
+	if (q->proto == PROTO_OTHER ? p == IPPROTO_TCP || p == IPPROTO_UDP || p == IPPROTO_ICMP ||
+					      p == IPPROTO_ICMPV6
+				    : p != prot[q->proto])
+		return false;
+	return !(q->netns && x->ev.netns != q->netns) && !(q->ifname && strcmp(q->ifname, dx->ifname)) &&
+	       !(q->function &&
+		 (strlen(q->function) != fl || memcmp(q->function, dx->function, fl)));
 }
 
 static bool drop_exemplar(void *state, const void *series, struct labels *l, char *buf, size_t len,
 			  double *time)
 {
-	struct drop_state *st = state;
 	const struct drop_series *q = series;
-	uint32_t reason = q->reason, netns = q->netns;
-	uint8_t family = q->family, proto = q->proto;
-	const char *function = q->function, *ifname = q->ifname;
-	static const uint8_t fam[NR_FAMILIES] = { 4, 6, 0, 0 };
-	static const uint8_t prot[NR_PROTOS] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
-						 IPPROTO_ICMPV6, 0 };
-	const struct event_rec *best = NULL;
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	int n;
 
-	if (family >= NR_FAMILIES || proto >= NR_PROTOS)
+	if (q->family >= NR_FAMILIES || q->proto >= NR_PROTOS)
 		return false;
-	pthread_mutex_lock(&st->exemplar_lock);
-	for (size_t i = 0; i < EXEMPLAR_SERIES; i++) {
-		const struct event_rec *x = &st->exemplars[i];
-		const struct drop_detail *dx = cdd(x);
-		size_t fl = strcspn(dx->function, "+");
-
-		if (!x->seq || x->ev.drop.reason != reason || x->ev.flow.family != fam[family])
-			continue;
-		if (proto == PROTO_OTHER
-			    ? x->ev.flow.proto == IPPROTO_TCP || x->ev.flow.proto == IPPROTO_UDP ||
-				      x->ev.flow.proto == IPPROTO_ICMP ||
-				      x->ev.flow.proto == IPPROTO_ICMPV6
-			    : x->ev.flow.proto != prot[proto])
-			continue;
-		if ((netns && x->ev.netns != netns) || (ifname && strcmp(ifname, dx->ifname)) ||
-		    (function && (strlen(function) != fl || memcmp(function, dx->function, fl))))
-			continue;
-		if (!best || x->seq > best->seq)
-			best = x;
-	}
-	if (best) {
-		flow_addr(&best->ev.flow, true, s, sizeof(s));
-		flow_addr(&best->ev.flow, false, d, sizeof(d));
-		*time = best->time;
-		n = snprintf(buf, len, "%s%c%s%c%u%c%u", s, 0, d, 0, best->ev.flow.sport, 0,
-			     best->ev.flow.dport);
-		if (n > 0 && (size_t)n < len) {
-			labels_add(l, "saddr", buf);
-			buf += strlen(buf) + 1;
-			labels_add(l, "daddr", buf);
-			buf += strlen(buf) + 1;
-			labels_add(l, "sport", buf);
-			buf += strlen(buf) + 1;
-			labels_add(l, "dport", buf);
-		}
-	}
-	pthread_mutex_unlock(&st->exemplar_lock);
-	return best != NULL;
+	return exemplars_find(&((struct drop_state *)state)->exemplars, drop_matches, q, l, buf,
+			      len, time);
 }
 
 const struct event_desc drop_events = {

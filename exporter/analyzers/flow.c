@@ -75,6 +75,21 @@ void flow_key(const struct event *ev, unsigned char key[TOPK_KEY])
 	memcpy(key + 26, f->daddr, 16);
 }
 
+void tcp_flag_names(char buf[static 40], unsigned f)
+{
+	static const char *const names[8] = {
+		"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"
+	};
+
+	buf[0] = 0;
+	for (int i = 0; i < 8; i++)
+		if (f & 1u << i) {
+			if (buf[0])
+				strcat(buf, "|");
+			strcat(buf, names[i]);
+		}
+}
+
 void json_str(struct mbuf *m, const char *name, const char *v)
 {
 	mbuf_printf(m, ",\"%s\":\"", name);

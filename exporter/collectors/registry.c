@@ -5,6 +5,7 @@
 #include "config.h"
 
 extern const struct collector_ops drops_collector;
+extern const struct collector_ops resets_collector;
 extern const struct collector_ops retrans_collector;
 extern const struct collector_ops rtt_collector;
 extern const struct collector_ops connections_collector;
@@ -12,6 +13,7 @@ extern const struct collector_ops connections_collector;
 const struct collector_ops *const collectors[] = {
 	&drops_collector,
 	&retrans_collector,
+	&resets_collector,
 	&rtt_collector,
 	&connections_collector,
 	NULL,

@@ -11,7 +11,8 @@ golden=tests/fixtures/metrics.golden
 # The fixture is a Linux 6.17+ kernel's (6.18). What this kernel lacks, asked of its BTF, takes
 # out of it what the exporter then does not export or load: without bpf_rdonly_cast (6.2) the
 # drops program is count_drop_compat; without tcp_retransmit_skb's err (6.17) the retransmit
-# program is count_retransmit_noerr and there is no failures family.
+# program is count_retransmit_noerr and there is no failures family; without tcp_send_reset's
+# reason (6.10) the sent-reset program is count_sent_noreason.
 expected() {
 	local sed=()
 	kernel_has_kfunc bpf_rdonly_cast ||
@@ -19,6 +20,8 @@ expected() {
 	[ "$(tracepoint_nargs tcp_retransmit_skb)" -ge 3 ] ||
 		sed+=(-e '/netstack_tcp_retransmit_failures_total/d'
 			-e 's/program="count_retransmit"/program="count_retransmit_noerr"/')
+	[ "$(tracepoint_nargs tcp_send_reset)" -ge 3 ] ||
+		sed+=(-e 's/program="count_sent"/program="count_sent_noreason"/')
 	sed "${sed[@]}" -e '' "$golden"
 }
 # Keep one sample per family and label-name set; mask every value and the label values
@@ -39,6 +42,9 @@ echo 1 >/proc/sys/kernel/bpf_stats_enabled
 start_exporter || { not_ok "exporter starts"; finish; }
 # Make sure at least one drop series exists: a datagram to a closed port.
 "$BUILD/tests/udpflood" 127.0.0.1 9 3 >/dev/null
+# And a reset sent and received (a full socket's, seen on every kernel): a connect to a port
+# with a listener that closes with the data unread (TCP_ABORT_ON_CLOSE).
+python3 tests/tools/tcpreset.py abort 4 >/dev/null
 curl -sf "$EXPORTER_URL/metrics" | mask >"$TMP/got"
 if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
 	expected | cmp -s - "$golden" || skip_all "UPDATE_GOLDEN needs a kernel with every feature"

@@ -11,6 +11,9 @@
 #   - rtt: the histogram gets samples from that transfer;
 #   - connections: IPv6 connections C -> S closed, reset and refused, counted by outcome and
 #     against the namespaces' ActiveOpens, PassiveOpens, AttemptFails and EstabResets;
+#   - resets: the resets tests/tools/tcpreset.py drives in namespace R (closed port, abort on
+#     close, SO_LINGER 0, TIME_WAIT; IPv4 and IPv6) against R's TcpOutRsts, by reason where the
+#     kernel gives one (docs/collectors/resets.md);
 #   - the netns label of each collector, and the container and process labels the pod
 #     resolver's process walk (BPF task iterator) gives a process of A in a kubepods cgroup.
 # Results go to /tmp/results/log (a 9p directory the host reads); then the guest powers off.
@@ -50,7 +53,7 @@ P="$KERNEL $ARCH"
 EXP=$BUILD/netstack_exporter
 TCPBULK=$BUILD/tests/tcpbulk
 UDPFLOOD=$BUILD/tests/udpflood
-COLLECTORS="drops retrans rtt connections"
+COLLECTORS="drops retrans rtt connections resets"
 ok() { echo "ok - $P $PROFILE: $1"; }
 not_ok() {
 	echo "not ok - $P $PROFILE: $1"
@@ -94,8 +97,9 @@ delta() { echo $(($(fsum "$2" "$3") - $(fsum "$1" "$3"))); }
 # ---- the namespaces, made once for every profile ---------------------------------------------
 # A: UDP to a closed port and to a port nftables drops, on its loopback.
 # C -> S over veth: bulk TCP with 5 % of the data packets dropped by nftables in S.
-ip netns add A && ip netns add C && ip netns add S || echo "# cannot create network namespaces"
-for ns in A C S; do ip -n "$ns" link set lo up; done
+ip netns add A && ip netns add C && ip netns add S && ip netns add R ||
+	echo "# cannot create network namespaces"
+for ns in A C S R; do ip -n "$ns" link set lo up; done
 ip link add vc netns C type veth peer name vs netns S
 ip -n C addr add 10.99.0.1/24 dev vc && ip -n S addr add 10.99.0.2/24 dev vs
 ip -n C link set vc up && ip -n S link set vs up
@@ -334,6 +338,8 @@ run_profile() {
 
 	mark "retrans and rtt checked"
 	connections_phase
+	resets_phase
+	mark "resets checked"
 	if [ -n "$strict_pid" ]; then
 		stop
 		check_eq "--strict exits 0 on SIGTERM" 0 "$STOP_RC"
@@ -411,6 +417,67 @@ connections_phase() {
 	check_eq "connections: S EstabResets = passive reset + timeout" "$(kd S EstabResets)" \
 		"$(cdelta passive 'reset|timeout')"
 	mark "connections checked"
+}
+
+# ---- resets: R's loopback, every case of tests/tools/tcpreset.py over IPv4 and IPv6 ----
+# With the reason argument (6.10+) every reset R sends is seen: sent == R's TcpOutRsts; before,
+# the four without a full socket (closed port, TIME_WAIT) are not. Received: the 8 the cases
+# cause. The guest makes no other resets meanwhile (scrapes close with FIN), so the default
+# labels' host-wide sums are R's.
+resets_phase() {
+	local tries out sent rcv c f unseen=4
+	[ "${FEATURE[reason]:-}" = yes ] && unseen=0
+	if [ "$(expect resets)" != up ]; then
+		return
+	elif [ "$(is_up resets)" != 1 ]; then
+		not_ok "resets: sent resets against TcpOutRsts" "not checked: the collector is down"
+		return
+	fi
+	for tries in 1 2; do
+		scrape /tmp/x0
+		out=$(snmp R Tcp OutRsts)
+		for c in closed abort linger0 timewait; do
+			for f in 4 6; do
+				ip netns exec R python3 "$WT/tests/tools/tcpreset.py" "$c" "$f" >/dev/null ||
+					echo "# tcpreset.py $c $f failed"
+			done
+		done
+		scrape /tmp/x1
+		out=$(($(snmp R Tcp OutRsts) - out))
+		sent=$(delta /tmp/x0 /tmp/x1 '^netstack_tcp_resets_sent_total')
+		rcv=$(delta /tmp/x0 /tmp/x1 '^netstack_tcp_resets_received_total')
+		[ "$sent" = $((out - unseen)) ] && [ "$rcv" = 8 ] && break
+		echo "# attempt $tries: sent $sent, TcpOutRsts $out, received $rcv"
+	done
+	check_eq "resets: the cases sent 8 resets in R (TcpOutRsts)" 8 "$out"
+	check_eq "resets: sent equals TcpOutRsts less $unseen unseen (reason: ${FEATURE[reason]:-?})" \
+		$((out - unseen)) "$sent"
+	check_eq "resets: received equals the 8 the cases caused" 8 "$rcv"
+	if [ "${FEATURE[reason]:-}" = yes ]; then
+		if grep -q 'resets: attached count_sent to' "$LOG"; then
+			ok "resets: count_sent attached"
+		else
+			not_ok "resets: count_sent attached" "$(grep 'resets:' "$LOG")"
+		fi
+		for c in NO_SOCKET:__none__ TCP_ABORT_ON_CLOSE:CLOSE TCP_TIMEWAIT_SOCKET:TIME_WAIT; do
+			check_eq "resets: reason=${c%%:*}, state=${c#*:}: one per family" 2 \
+				"$(delta /tmp/x0 /tmp/x1 "^netstack_tcp_resets_sent_total[{]family=\"ipv[46]\",reason=\"${c%%:*}\",state=\"${c#*:}\"")"
+		done
+	else
+		if grep -q 'resets: attached count_sent_noreason to' "$LOG" &&
+			grep -q "every reset sent has reason='__unknown__'" "$LOG"; then
+			ok "resets: count_sent_noreason attached, the log says reason=__unknown__"
+		else
+			not_ok "resets: count_sent_noreason attached, the log says reason=__unknown__" \
+				"$(grep 'resets:' "$LOG")"
+		fi
+		check_eq "resets: every reset sent has reason=__unknown__" "$sent" \
+			"$(delta /tmp/x0 /tmp/x1 '^netstack_tcp_resets_sent_total[{]family="ipv[46]",reason="__unknown__"')"
+	fi
+	for c in SYN_SENT:1 ESTABLISHED:2 CLOSE_WAIT:1; do
+		check_eq "resets: received in ${c%%:*}: ${c#*:} per family" $((${c#*:} * 2)) \
+			"$(delta /tmp/x0 /tmp/x1 "^netstack_tcp_resets_received_total[{]family=\"ipv[46]\",state=\"${c%%:*}\"")"
+	done
 }
 
 # The optional labels with this profile's privileges, and what RTT does with the kernel's

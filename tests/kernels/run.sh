@@ -29,11 +29,11 @@ FAILED=0 PASSED_N=0 FAILED_N=0
 # memlock: 5.10 charges BPF maps to RLIMIT_MEMLOCK (64 KiB by default): up as root and under
 # the unit (LimitMEMLOCK=infinity), down in the pod profile with a log line saying why.
 EXPECT_TABLE='
-# kernel  arch   drops  retrans  rtt      connections
-6.1       amd64  up     up       up       up
-6.12      amd64  up     up       up       up
-5.10      amd64  down   up       memlock  up
-6.1       arm64  up     up       up       up
+# kernel  arch   drops  retrans  rtt      connections  resets
+6.1       amd64  up     up       up       up           up
+6.12      amd64  up     up       up       up           up
+5.10      amd64  down   up       memlock  up           up
+6.1       arm64  up     up       up       up           up
 '
 # What each kernel offers beyond up/down (docs/kernels.md): direct = the drop program reads
 # headers directly (bpf_rdonly_cast, 6.2+), else helper reads; err = tcp_retransmit_skb's err
@@ -42,14 +42,15 @@ EXPECT_TABLE='
 # log line naming it; args = the RTT callback's arguments (6.10+: rtt_kind="sample" has samples);
 # existing = connections open before start measured (iter/tcp + bpf_setsockopt, 6.12+); loop =
 # bpf_loop (5.17+), which the pod resolver's process walk needs, else it logs why and
-# netstack_pods_resolver_up is 0. The netns, function and interface labels of every collector
+# netstack_pods_resolver_up is 0; reason = tcp_send_reset's reason argument (6.10+: reset reasons
+# by name, and resets without a full socket seen, so sent resets equal TcpOutRsts). The netns, function and interface labels of every collector
 # that runs, and the pod labels the process walk gives them, are checked on every kernel.
 FEATURE_TABLE='
-# kernel  arch   direct  err  memlock  args  existing  loop
-6.1       amd64  no      no   no       no    no        yes
-6.12      amd64  yes     no   no       yes   yes       yes
-5.10      amd64  -       no   yes      no    no        no
-6.1       arm64  no      no   no       no    no        yes
+# kernel  arch   direct  err  memlock  args  existing  loop  reason
+6.1       amd64  no      no   no       no    no        yes   no
+6.12      amd64  yes     no   no       yes   yes       yes   yes
+5.10      amd64  -       no   yes      no    no        no    no
+6.1       arm64  no      no   no       no    no        yes   no
 '
 # Where each kernel comes from: suite (bookworm = the host's apt sources; bullseye = a private
 # apt configuration under $CACHE/apt) and the package name, newest matching version.
@@ -305,9 +306,9 @@ arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (bus
 }
 
 # ---- one boot --------------------------------------------------------------------------------
-expect_row() { # KERNEL ARCH: "drops=up retrans=up rtt=up connections=up"
+expect_row() { # KERNEL ARCH: "drops=up retrans=up rtt=up connections=up resets=up"
 	awk -v k="$1" -v a="$2" '$1 == k && $2 == a {
-		print "drops=" $3, "retrans=" $4, "rtt=" $5, "connections=" $6 }' \
+		print "drops=" $3, "retrans=" $4, "rtt=" $5, "connections=" $6, "resets=" $7 }' \
 		<<<"$EXPECT_TABLE"
 }
 
@@ -349,7 +350,7 @@ boot() { # KERNEL-ARCH
 		echo "EXPECT='$(expect_row "$kernel" "$arch")'"
 		echo "FEATURES='$(awk -v k="$kernel" -v a="$arch" '$1 == k && $2 == a {
 			print "direct=" $3, "err=" $4, "memlock=" $5, "args=" $6, "existing=" $7,
-				"loop=" $8 }' <<<"$FEATURE_TABLE")'"
+				"loop=" $8, "reason=" $9 }' <<<"$FEATURE_TABLE")'"
 		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV' CI='${CI:-}'"
 		echo "SHIPPED_MEMLOCK='$SHIPPED_MEMLOCK'"
 		if [ "$arch" = arm64 ]; then

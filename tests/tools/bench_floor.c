@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "floor.skel.h"
+#include "floor_resets.skel.h"
 #include "floor_retrans.skel.h"
 #include "floor_connections.skel.h"
 
@@ -22,6 +23,7 @@ static const struct {
 	{ "kfree_skb", floor_bpf__elf_bytes },
 	{ "tcp_retransmit_skb", floor_retrans_bpf__elf_bytes },
 	{ "inet_sock_set_state", floor_connections_bpf__elf_bytes },
+	{ "tcp_send_reset", floor_resets_bpf__elf_bytes },
 };
 #define NR_FLOORS (sizeof(floors) / sizeof(floors[0]))
 
@@ -42,7 +44,8 @@ int main(int argc, char **argv)
 		if (!strcmp(hook, floors[i].hook))
 			bytes = floors[i].elf_bytes(&sz);
 	if (argc > 2 || !bytes) {
-		fprintf(stderr, "usage: bench_floor [kfree_skb|tcp_retransmit_skb|inet_sock_set_state]\n");
+		fprintf(stderr, "usage: bench_floor "
+				"[kfree_skb|tcp_retransmit_skb|inet_sock_set_state|tcp_send_reset]\n");
 		return 2;
 	}
 	/* Block the stop signals first so one arriving during load is not lost. */

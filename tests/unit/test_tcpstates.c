@@ -2,7 +2,8 @@
 /*
  * Unit tests for TCP state names (exporter/kernel.c): the running kernel's BTF against the
  * UAPI's BPF_TCP_* mirror of the states, and hand-made BTF with other numbering, lookalike enums
- * and no states at all. Also the retrans collector's configuration keys.
+ * and no states at all. The TCP reset reasons (enum sk_rst_reason) from the running kernel and
+ * from hand-made BTF. Also the retrans and resets collectors' configuration keys.
  */
 #include "check.h"
 #include "collector.h"
@@ -194,6 +195,86 @@ static void test_short_buffer(void)
 	CHECK_STR(tcp_state_name(&t, 12345, buf, sizeof(buf)), "12");
 }
 
+/* --- reset reasons -------------------------------------------------------------------------- */
+
+/* The running kernel: 6.10+ has the enum and a third argument of tcp_send_reset, else neither. */
+static void test_live_rst_reasons(void)
+{
+	struct kernel k;
+	char buf[16];
+
+	kernel_init(&k);
+	CHECK(k.features.tcp_send_reset_args >= 2 && k.features.tcp_receive_reset_args >= 1);
+	CHECK((k.features.tcp_send_reset_args >= 3) == (k.rst_reasons_err == 0));
+	if (!k.rst_reasons_err) {
+		CHECK_STR(reason_name(&k.rst_reasons, 0, buf, sizeof(buf)), "NOT_SPECIFIED");
+		CHECK_STR(reason_name(&k.rst_reasons, 1, buf, sizeof(buf)), "NO_SOCKET");
+		/* MAX is a bound, not a reason: its value renders as a number. */
+		CHECK(k.rst_reasons.max == k.rst_reasons.n);
+		CHECK_STR(reason_name(&k.rst_reasons, k.rst_reasons.max, buf, sizeof(buf)),
+			  k.rst_reasons.max == 25 ? "25" : buf);
+	}
+	kernel_free(&k);
+}
+
+static void test_rst_reasons_other_numbering(void)
+{
+	static const struct entry rst[] = { { "SK_RST_REASON_NO_SOCKET", 7 },
+					    { "SK_RST_REASON_NOT_SPECIFIED", 3 },
+					    { "SK_RST_REASON_MAX", 9 },
+					    { NULL, 0 } };
+	static const struct entry other[] = { { "SK_RST_REASON_LOOKALIKE", 1 }, { NULL, 0 } };
+	const char *names[] = { "sk_rst_reason_lookalike", "sk_rst_reason" };
+	const struct entry *entries[] = { other, rst };
+	struct btf *btf = make_btf(names, entries, 2);
+	struct reason_table t;
+	char buf[16];
+
+	CHECK(btf != NULL);
+	if (!btf)
+		return;
+	CHECK(rst_reasons_from_btf(&t, btf) == 0);
+	CHECK(t.n == 2 && t.max == 9);
+	CHECK_STR(reason_name(&t, 7, buf, sizeof(buf)), "NO_SOCKET");
+	CHECK_STR(reason_name(&t, 3, buf, sizeof(buf)), "NOT_SPECIFIED");
+	CHECK_STR(reason_name(&t, 1, buf, sizeof(buf)), "1");
+	CHECK_STR(reason_name(&t, 9, buf, sizeof(buf)), "9");
+	reasons_free(&t);
+	btf__free(btf);
+
+	/* A kernel before 6.10: no such enum. */
+	btf = make_btf(names, entries, 1);
+	CHECK(btf && rst_reasons_from_btf(&t, btf) == -ENOENT && t.n == 0);
+	reasons_free(&t);
+	btf__free(btf);
+}
+
+/* --- [collector.resets] keys --------------------------------------------------------------- */
+
+static void test_resets_config_keys(void)
+{
+	const struct collector_ops *c = collector_find("resets");
+	struct collector_opts o = { 0 };
+	void *opts = o.v;
+	char err[256];
+
+	CHECK(c && c->set && c->reset && c->default_enabled);
+	if (!c || !c->set)
+		return;
+	c->reset(opts);
+	CHECK(c->set(opts, "labels", "family,reason,state", err, sizeof(err)) == 0);
+	CHECK(c->set(opts, "labels", "state reason\tfamily, netns,", err, sizeof(err)) == 0);
+	CHECK(c->set(opts, "labels", "family,reason,state,kind", err, sizeof(err)) == -1);
+	CHECK_STR(err, "unknown label 'kind' (known: family, reason, state, netns)");
+	CHECK(c->set(opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
+	CHECK_STR(err, "labels must include family, reason and state");
+	CHECK(c->set(opts, "max_series", "1", err, sizeof(err)) == 0);
+	CHECK(c->set(opts, "max_series", "0", err, sizeof(err)) == -1);
+	CHECK(c->set(opts, "kind", "x", err, sizeof(err)) == -1);
+	CHECK_STR(err, "unknown key 'kind' in [collector.resets]");
+	c->reset(opts);
+}
+
 /* --- [collector.retrans] keys -------------------------------------------------------------- */
 
 static void test_retrans_config_keys(void)
@@ -231,6 +312,7 @@ int main(void)
 		RUN(test_live_names_match_uapi);
 		RUN(test_live_bound_and_prefix);
 		RUN(test_live_load_and_unknown);
+		RUN(test_live_rst_reasons);
 	} else {
 		printf("SKIPPED: the running kernel's cases: kernel BTF unreadable: %s\n",
 		       strerror(errno));
@@ -239,6 +321,8 @@ int main(void)
 	RUN(test_no_state_enum);
 	RUN(test_short_buffer);
 	RUN(test_retrans_config_keys);
+	RUN(test_rst_reasons_other_numbering);
+	RUN(test_resets_config_keys);
 	btf__free(vmlinux);
 	/* 77: skipped (tests/run.sh), unless something failed. */
 	return check_failed_total ? 1 : vmlinux ? 0 : 77;
