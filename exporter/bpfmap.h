@@ -61,6 +61,7 @@ struct slot_table {
 	uint32_t slots;
 	bool labelled;
 	slot_series_fn series;
+	bool logged_overflow; /* its collector said the hash is full */
 	struct slot_row *rows;
 	size_t cap;
 };

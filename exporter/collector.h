@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "metrics.h"
 
@@ -79,5 +80,30 @@ struct collector {
 	bool last_success;
 	double last_duration;
 };
+
+/*
+ * A collector counting into a slot table (bpfmap.h): its families are rendered in order, family
+ * m from the rows whose series (slot_series_fn) >> 16 is m.
+ */
+struct slot_table;
+struct slot_row;
+struct slot_family {
+	const char *name, *help;
+};
+struct slot_collector {
+	const char *name; /* the collector's, for log lines */
+	const char *map;  /* its netns hash, for netstack_map_overflow_total */
+	uint32_t overflow; /* the slot counting what the hash had no room for */
+	const struct slot_family *families;
+	/* One row, with its labels (state: the collector's). */
+	void (*render)(void *state, struct expo *e, const struct slot_row *r);
+};
+
+/*
+ * Read t (always: as slot_table_read) and render the first n_families families; the hash's
+ * overflow is exported and logged once. 0, or -1 (logged).
+ */
+int slot_collect(const struct slot_collector *c, unsigned n_families, struct slot_table *t,
+		 const uint32_t *always, size_t n_always, void *state, struct expo *e);
 
 #endif

@@ -52,7 +52,6 @@ struct connections {
 	struct connections_opts cfg;
 	struct connections_bpf *skel;
 	struct slot_table counts;
-	bool logged_overflow;
 };
 
 static void connections_reset(void *opts)
@@ -140,8 +139,9 @@ cleanup:
 	return err;
 }
 
-static void render_row(struct connections *cn, struct expo *e, const struct slot_row *r)
+static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
+	struct connections *cn = collector;
 	uint32_t outcome = r->slot % CN_NR_OUTCOMES, pair = r->slot / CN_NR_OUTCOMES;
 	struct labels l = { 0 };
 	char netns_buf[16];
@@ -156,31 +156,26 @@ static void render_row(struct connections *cn, struct expo *e, const struct slot
 	expo_u64(e, &l, r->value);
 }
 
+static const struct slot_family families[] = {
+	{ "netstack_tcp_connections_total",
+	  "TCP connections by direction (active: connect, passive: accepted) and outcome "
+	  "(established, failed before it, or how an established one ended: reset, timeout, "
+	  "closed)." },
+};
+
+static const struct slot_collector slots = {
+	.name = "connections",
+	.map = "tcp_connections_netns",
+	.overflow = CN_OVERFLOW,
+	.families = families,
+	.render = render_row,
+};
+
 static int connections_collect(void *state, struct expo *e)
 {
 	struct connections *cn = state;
-	int n = slot_table_read(&cn->counts, always, sizeof(always) / sizeof(always[0]));
-	uint64_t overflowed;
 
-	if (n < 0) {
-		log_warn("connections: cannot read maps: %s", strerror(-n));
-		return -1;
-	}
-	expo_family(e, "netstack_tcp_connections_total", METRIC_COUNTER,
-		    "TCP connections by direction (active: connect, passive: accepted) and outcome "
-		    "(established, failed before it, or how an established one ended: reset, "
-		    "timeout, closed).");
-	for (int i = 0; i < n; i++)
-		render_row(cn, e, &cn->counts.rows[i]);
-	overflowed = slot_table_unlabelled(&cn->counts, CN_OVERFLOW);
-	if (overflowed)
-		log_once(cn->logged_overflow, LOG_WARN,
-			 "connections: map tcp_connections_netns is full (max_series=%u); further "
-			 "series are counted with netns '" OVERFLOW_LABEL "'",
-			 cn->cfg.max_series);
-	if (cn->cfg.label_mask)
-		scrape_map_overflow("tcp_connections_netns", overflowed);
-	return 0;
+	return slot_collect(&slots, 1, &cn->counts, always, sizeof(always) / sizeof(always[0]), state, e);
 }
 
 static struct bpf_object *connections_object(void *state)

@@ -55,7 +55,7 @@ struct resets {
 	const struct reason_table *reasons; /* owned by main; NULL: the kernel gives none */
 	bool reason_other;		    /* the kernel has reasons past the array */
 	struct slot_table counts;
-	bool logged_overflow, logged_unknown;
+	bool logged_unknown;
 };
 
 static void resets_reset(void *opts)
@@ -218,8 +218,9 @@ static void render_sent(struct resets *rs, struct expo *e, const struct labels *
 	expo_u64_exemplar(e, l, r->value, &ex, 1, t);
 }
 
-static void render_row(struct resets *rs, struct expo *e, const struct slot_row *r)
+static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
+	struct resets *rs = collector;
 	char state_buf[16], reason_buf[16], netns_buf[16];
 	uint32_t i, reason = 0, family = 0, state = 0;
 	struct labels l = { 0 };
@@ -253,9 +254,7 @@ static void render_row(struct resets *rs, struct expo *e, const struct slot_row 
 		expo_u64(e, &l, r->value);
 }
 
-static const struct {
-	const char *name, *help;
-} families[] = {
+static const struct slot_family families[] = {
 	[M_SENT] = { "netstack_tcp_resets_sent_total",
 		     "TCP resets sent, by the kernel's reset reason and the TCP state of the "
 		     "socket (__none__: no socket matched the segment)." },
@@ -263,30 +262,19 @@ static const struct {
 			 "TCP resets received and accepted by a socket, by its TCP state." },
 };
 
+static const struct slot_collector slots = {
+	.name = "resets",
+	.map = "tcp_resets_netns",
+	.overflow = RS_OVERFLOW,
+	.families = families,
+	.render = render_row,
+};
+
 static int resets_collect(void *state, struct expo *e)
 {
 	struct resets *rs = state;
-	int n = slot_table_read(&rs->counts, NULL, 0), i = 0;
-	uint64_t overflowed;
 
-	if (n < 0) {
-		log_warn("resets: cannot read maps: %s", strerror(-n));
-		return -1;
-	}
-	for (uint32_t m = M_SENT; m <= M_RECEIVED; m++) {
-		expo_family(e, families[m].name, METRIC_COUNTER, families[m].help);
-		for (; i < n && slot_series(rs->counts.rows[i].slot) >> 16 == m; i++)
-			render_row(rs, e, &rs->counts.rows[i]);
-	}
-	overflowed = slot_table_unlabelled(&rs->counts, RS_OVERFLOW);
-	if (overflowed)
-		log_once(rs->logged_overflow, LOG_WARN,
-			 "resets: map tcp_resets_netns is full (max_series=%u); further series are "
-			 "counted with netns '" OVERFLOW_LABEL "'",
-			 rs->cfg.max_series);
-	if (rs->cfg.label_mask)
-		scrape_map_overflow("tcp_resets_netns", overflowed);
-	return 0;
+	return slot_collect(&slots, 2, &rs->counts, NULL, 0, state, e);
 }
 
 static struct bpf_object *resets_object(void *state)

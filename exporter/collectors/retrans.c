@@ -65,7 +65,7 @@ struct retrans {
 	const struct tcp_states *states; /* owned by main */
 	struct slot_table counts;
 	bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
-	bool logged_overflow, logged_unknown;
+	bool logged_unknown;
 };
 
 static void retrans_reset(void *opts)
@@ -197,8 +197,9 @@ cleanup:
 	return err;
 }
 
-static void render_row(struct retrans *rt, struct expo *e, const struct slot_row *r)
+static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
+	struct retrans *rt = collector;
 	uint32_t pair = (r->slot - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
 	char state_buf[16], netns_buf[16];
 	struct labels l = { 0 };
@@ -226,9 +227,7 @@ static void render_row(struct retrans *rt, struct expo *e, const struct slot_row
 	expo_u64(e, &l, r->value);
 }
 
-static const struct {
-	const char *name, *help;
-} families[] = {
+static const struct slot_family families[] = {
 	[M_PACKETS] = { "netstack_tcp_retransmits_total",
 			"TCP retransmissions the kernel counted, one per packet, by kind and TCP "
 			"state." },
@@ -238,32 +237,19 @@ static const struct {
 			 "TCP retransmission attempts that failed (tracepoint err != 0)." },
 };
 
+static const struct slot_collector slots = {
+	.name = "retrans",
+	.map = "tcp_retransmits_netns",
+	.overflow = RT_OVERFLOW,
+	.families = families,
+	.render = render_row,
+};
+
 static int retrans_collect(void *state, struct expo *e)
 {
 	struct retrans *rt = state;
-	int n = slot_table_read(&rt->counts, always, sizeof(always) / sizeof(always[0])), i = 0;
-	uint64_t overflowed;
 
-	if (n < 0) {
-		log_warn("retrans: cannot read maps: %s", strerror(-n));
-		return -1;
-	}
-	for (uint32_t m = M_PACKETS; m <= M_FAILURES; m++) {
-		if (m == M_FAILURES && !rt->have_err)
-			break;
-		expo_family(e, families[m].name, METRIC_COUNTER, families[m].help);
-		for (; i < n && slot_series(rt->counts.rows[i].slot) >> 16 == m; i++)
-			render_row(rt, e, &rt->counts.rows[i]);
-	}
-	overflowed = slot_table_unlabelled(&rt->counts, RT_OVERFLOW);
-	if (overflowed)
-		log_once(rt->logged_overflow, LOG_WARN,
-			 "retrans: map tcp_retransmits_netns is full (max_series=%u); further "
-			 "series are counted with netns '" OVERFLOW_LABEL "'",
-			 rt->cfg.max_series);
-	if (rt->cfg.label_mask)
-		scrape_map_overflow("tcp_retransmits_netns", overflowed);
-	return 0;
+	return slot_collect(&slots, rt->have_err ? 3 : 2, &rt->counts, always, sizeof(always) / sizeof(always[0]), state, e);
 }
 
 static struct bpf_object *retrans_object(void *state)

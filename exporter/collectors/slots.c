@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Rendering a slot table's families, shared by the collectors that count into one. */
+#include <string.h>
+
+#include "bpfmap.h"
+#include "collector.h"
+#include "log.h"
+#include "scrape.h"
+
+int slot_collect(const struct slot_collector *c, unsigned n_families, struct slot_table *t,
+		 const uint32_t *always, size_t n_always, void *state, struct expo *e)
+{
+	int n = slot_table_read(t, always, n_always), i = 0;
+	uint64_t overflowed;
+
+	if (n < 0) {
+		log_warn("%s: cannot read maps: %s", c->name, strerror(-n));
+		return -1;
+	}
+	for (unsigned m = 0; m < n_families; m++) {
+		expo_family(e, c->families[m].name, METRIC_COUNTER, c->families[m].help);
+		for (; i < n && t->series(t->rows[i].slot) >> 16 == m; i++)
+			c->render(state, e, &t->rows[i]);
+	}
+	if (!t->labelled)
+		return 0;
+	overflowed = slot_table_unlabelled(t, c->overflow);
+	if (overflowed)
+		log_once(t->logged_overflow, LOG_WARN,
+			 "%s: map %s is full (max_series=%u); further series are counted with "
+			 "netns '" OVERFLOW_LABEL "'",
+			 c->name, c->map, t->hash.max_entries);
+	scrape_map_overflow(c->map, overflowed);
+	return 0;
+}
