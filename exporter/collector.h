@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "metrics.h"
+#include "parse.h"
 
 struct bpf_object;
 struct kernel;
@@ -36,15 +37,33 @@ struct collector_opts {
 	_Alignas(max_align_t) unsigned char v[COLLECTOR_OPTS_SIZE]; /* the collector's own */
 };
 
+/*
+ * The keys every collector has, parsed by config.c: labels (the required ones always there, each
+ * optional one setting its bit in label_mask) and max_series. A collector's options value
+ * starts with this.
+ */
+struct series_opts {
+	unsigned label_mask;
+	unsigned max_series;
+};
+
 struct collector_ops {
 	const char *name;
 	const char *description; /* one line, for the landing page */
 	bool default_enabled;
 	/* The event type (enum event_type) its BPF programs sample, whose settings they hold. */
 	unsigned sampled;
-	/* Built-in defaults of the collector's own keys into opts (zeroed before). */
+	/* Labels: NULL-terminated required ones, then n_optional optional ones (bits). */
+	const char *const *required_labels;
+	const struct label_option *optional_labels;
+	size_t n_optional;
+	unsigned max_series, max_series_limit; /* default, and largest allowed */
+	/* Built-in defaults of the collector's own keys into opts (zeroed before); optional. */
 	void (*reset)(void *opts);
-	/* Apply one key of [collector.NAME] but enabled and pod_labels; 0 or -1 with err set. */
+	/*
+	 * Apply one of the collector's own keys of [collector.NAME] (not enabled, pod_labels,
+	 * labels, max_series); 0, -1 with err set, or 1: no such key. Optional.
+	 */
 	int (*set)(void *opts, const char *key, const char *value, char *err, size_t errlen);
 	/*
 	 * Probe, open, load and attach with opts (copied, they need not outlive the call): 0 and
@@ -66,6 +85,11 @@ extern const struct collector_ops *const collectors[];
 const struct collector_ops *collector_find(const char *name);
 /* Its index in collectors[], or -1. */
 int collector_index(const char *name);
+/* A collector's built-in configuration into o (zeroed before). */
+void collector_defaults(const struct collector_ops *c, struct collector_opts *o);
+/* One key of [collector.NAME] but enabled and pod_labels into opts: 0, or -1 with err set. */
+int collector_set(const struct collector_ops *c, void *opts, const char *key, const char *value,
+		  char *err, size_t errlen);
 /* Whether a reload keeps a collector as it runs: same enabled flag and options. */
 bool collector_opts_equal(const struct collector_opts *a, const struct collector_opts *b);
 

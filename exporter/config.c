@@ -32,9 +32,7 @@ void config_defaults(struct config *c)
 	pods_config_defaults(&c->pods);
 	events_defaults(&c->sampling);
 	for (int i = 0; collectors[i]; i++) {
-		c->collectors[i].enabled = collectors[i]->default_enabled;
-		if (collectors[i]->reset)
-			collectors[i]->reset(c->collectors[i].v);
+		collector_defaults(collectors[i], &c->collectors[i]);
 	}
 }
 
@@ -290,10 +288,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 		else if (!strcmp(key, "pod_labels"))
 			ret = pods_collector_labels(&c->pods, col->name, val, st->line, msg,
 						    sizeof(msg));
-		else if (col->set)
-			ret = col->set(c->collectors[i].v, key, val, msg, sizeof(msg));
 		else
-			snprintf(msg, sizeof(msg), "unknown key '%s' in [%s]", key, section);
+			ret = collector_set(col, c->collectors[i].v, key, val, msg, sizeof(msg));
 		/* pod_labels works from the netns label: remember whether it is there. */
 		if (!ret && !strcmp(key, "labels"))
 			pods_collector_netns(&c->pods, col->name, val);

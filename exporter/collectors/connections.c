@@ -29,8 +29,7 @@ static const struct label_option optional_labels[] = {
 };
 
 struct connections_opts {
-	unsigned label_mask;
-	unsigned max_series;
+	struct series_opts series; /* first: config.c parses labels and max_series */
 };
 _Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
 	       "connections options too large");
@@ -54,27 +53,6 @@ struct connections {
 	struct slot_table counts;
 };
 
-static void connections_reset(void *opts)
-{
-	struct connections_opts *o = opts;
-
-	o->max_series = DEFAULT_MAX_SERIES;
-}
-
-static int connections_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
-{
-	struct connections_opts *o = opts;
-
-	if (!strcmp(key, "labels"))
-		return parse_label_list(value, required_labels, optional_labels,
-					sizeof(optional_labels) / sizeof(optional_labels[0]),
-					&o->label_mask, err, errlen);
-	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 20, &o->max_series, err, errlen);
-	snprintf(err, errlen, "unknown key '%s' in [collector.connections]", key);
-	return -1;
-}
-
 static void connections_stop(void *state)
 {
 	struct connections *cn = state;
@@ -88,8 +66,8 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 {
 	const struct kernel *k = env->kernel;
 	const struct connections_opts *o = opts;
-	bool netns = o->label_mask & CN_LABEL_NETNS;
-	uint32_t hash_size = netns ? o->max_series : 1;
+	bool netns = o->series.label_mask & CN_LABEL_NETNS;
+	uint32_t hash_size = netns ? o->series.max_series : 1;
 	struct bpf_program *prog, *count;
 	struct connections *cn;
 	int err;
@@ -132,7 +110,7 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 		goto cleanup;
 	*state = cn;
 	log_info("connections: attached %s to tp_btf/inet_sock_set_state (max_series=%u)",
-		 bpf_program__name(count), cn->cfg.max_series);
+		 bpf_program__name(count), cn->cfg.series.max_series);
 	return 0;
 cleanup:
 	connections_stop(cn);
@@ -149,7 +127,7 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 	labels_add(&l, "family", family_names[pair / CN_NR_DIRECTIONS]);
 	labels_add(&l, "direction", direction_names[pair % CN_NR_DIRECTIONS]);
 	labels_add(&l, "outcome", outcome_names[outcome]);
-	if (cn->cfg.label_mask & CN_LABEL_NETNS) {
+	if (cn->cfg.series.label_mask & CN_LABEL_NETNS) {
 		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
 		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
 	}
@@ -188,8 +166,11 @@ const struct collector_ops connections_collector = {
 	.description = "TCP connections by direction and outcome: established, failed, reset, "
 		       "timeout, closed (tp_btf/inet_sock_set_state)",
 	.default_enabled = true,
-	.reset = connections_reset,
-	.set = connections_set,
+	.required_labels = required_labels,
+	.optional_labels = optional_labels,
+	.n_optional = sizeof(optional_labels) / sizeof(optional_labels[0]),
+	.max_series = DEFAULT_MAX_SERIES,
+	.max_series_limit = 1u << 20,
 	.start = connections_start,
 	.collect = connections_collect,
 	.stop = connections_stop,

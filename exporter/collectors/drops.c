@@ -33,8 +33,7 @@ static const struct label_option optional_labels[] = {
 #define NR_OPTIONAL (sizeof(optional_labels) / sizeof(optional_labels[0]))
 
 struct drops_opts {
-	unsigned label_mask;
-	unsigned max_series;
+	struct series_opts series; /* first: config.c parses labels and max_series */
 	bool direct_read; /* use bpf_rdonly_cast where the kernel has it */
 };
 _Static_assert(sizeof(struct drops_opts) <= COLLECTOR_OPTS_SIZE, "drops options too large");
@@ -81,7 +80,6 @@ static void drops_reset(void *opts)
 {
 	struct drops_opts *o = opts;
 
-	o->max_series = DEFAULT_MAX_SERIES;
 	o->direct_read = true;
 }
 
@@ -89,11 +87,6 @@ static int drops_set(void *opts, const char *key, const char *value, char *err, 
 {
 	struct drops_opts *o = opts;
 
-	if (!strcmp(key, "labels"))
-		return parse_label_list(value, required_labels, optional_labels, NR_OPTIONAL,
-					&o->label_mask, err, errlen);
-	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 20, &o->max_series, err, errlen);
 	if (!strcmp(key, "direct_read")) {
 		if (!strcmp(value, "auto")) {
 			o->direct_read = true;
@@ -106,8 +99,7 @@ static int drops_set(void *opts, const char *key, const char *value, char *err, 
 		snprintf(err, errlen, "expected auto or false, got '%s'", value);
 		return -1;
 	}
-	snprintf(err, errlen, "unknown key '%s' in [collector.drops]", key);
-	return -1;
+	return 1;
 }
 
 /*
@@ -226,7 +218,7 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	d->cfg = *(const struct drops_opts *)opts;
 	direct = direct && d->cfg.direct_read;
 	d->reasons = &k->reasons;
-	if (d->cfg.label_mask & DROP_LABEL_FUNCTION) {
+	if (d->cfg.series.label_mask & DROP_LABEL_FUNCTION) {
 		d->ksyms = kernel_ksyms(k, &err);
 		if (err)
 			log_warn("drops: cannot read /proc/kallsyms (%s; addresses need "
@@ -243,22 +235,22 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 			     (struct sample_config *)&d->skel->rodata->sample_cfg);
 	if (err)
 		goto cleanup;
-	prog_name(prog, sizeof(prog), d->cfg.label_mask, direct, d->skel->rodata->sample_cfg.rate);
+	prog_name(prog, sizeof(prog), d->cfg.series.label_mask, direct, d->skel->rodata->sample_cfg.rate);
 	for (p = bpf_object__next_program(d->skel->obj, NULL); p;
 	     p = bpf_object__next_program(d->skel->obj, p))
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
-	d->skel->rodata->label_mask = d->cfg.label_mask;
+	d->skel->rodata->label_mask = d->cfg.series.label_mask;
 	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
 	array_size = DROP_INDEX(d->reasons->max, 0, 0);
 	bpf_map__set_max_entries(d->skel->maps.skb_drops_by_reason,
 				 cpu_array_entries(DROP_STRIDE(d->reasons->max)));
-	bpf_map__set_max_entries(d->skel->maps.skb_drops, d->cfg.max_series);
-	bpf_map__set_max_entries(d->skel->maps.skb_drop_keys, d->cfg.max_series);
+	bpf_map__set_max_entries(d->skel->maps.skb_drops, d->cfg.series.max_series);
+	bpf_map__set_max_entries(d->skel->maps.skb_drop_keys, d->cfg.series.max_series);
 	bpf_map__set_max_entries(d->skel->maps.skb_drop_last, cpu_array_entries(1));
 	bpf_map__set_max_entries(d->skel->maps.skb_drop_counts,
-				 cpu_array_entries(CPU_STRIDE(d->cfg.max_series)));
-	d->skel->rodata->max_series = d->cfg.max_series;
-	d->skel->rodata->slot_stride = CPU_STRIDE(d->cfg.max_series);
+				 cpu_array_entries(CPU_STRIDE(d->cfg.series.max_series)));
+	d->skel->rodata->max_series = d->cfg.series.max_series;
+	d->skel->rodata->slot_stride = CPU_STRIDE(d->cfg.series.max_series);
 	err = bpf_load(env, d->skel->skeleton, "drops", NULL, false);
 	if (!err)
 		err = bpf_attach(env, d->skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
@@ -268,7 +260,7 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 				    array_size, DROP_STRIDE(d->reasons->max));
 	if (!err)
 		err = cpu_array_reader_init(&d->by_slot, bpf_map__fd(d->skel->maps.skb_drop_counts),
-					    d->cfg.max_series, CPU_STRIDE(d->cfg.max_series));
+					    d->cfg.series.max_series, CPU_STRIDE(d->cfg.series.max_series));
 	if (!err) {
 		d->slots_next =
 			map_view(bpf_map__fd(d->skel->maps.skb_drop_slots), sizeof(*d->slots_next));
@@ -286,7 +278,7 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	*state = d;
 	log_info("drops: attached %s to tp_btf/kfree_skb (%u reasons from %s, max_series=%u, "
 		 "%s)",
-		 prog, d->reasons->n, d->reasons->source, d->cfg.max_series,
+		 prog, d->reasons->n, d->reasons->source, d->cfg.series.max_series,
 		 direct ? "direct reads" : "helper reads");
 	return 0;
 cleanup:
@@ -319,7 +311,7 @@ static int cmp_row(const void *a, const void *b)
 static void render_value(const struct drops *d, struct expo *e, const struct labels *l,
 			 const struct row *r)
 {
-	unsigned m = d->cfg.label_mask;
+	unsigned m = d->cfg.series.label_mask;
 	const struct drop_series series = {
 		.reason = r->reason,
 		.family = r->family,
@@ -360,12 +352,12 @@ static void render_row(struct drops *d, struct expo *e, const struct row *r)
 	labels_add(&l, "reason", reason);
 	labels_add(&l, "family", family_names[r->family]);
 	labels_add(&l, "protocol", proto_names[r->proto]);
-	if (d->cfg.label_mask & DROP_LABEL_FUNCTION)
+	if (d->cfg.series.label_mask & DROP_LABEL_FUNCTION)
 		labels_add(&l, "function", r->overflow ? OVERFLOW_LABEL : r->function);
-	if (d->cfg.label_mask & DROP_LABEL_NETNS)
+	if (d->cfg.series.label_mask & DROP_LABEL_NETNS)
 		labels_add(&l, "netns",
 			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
-	if (d->cfg.label_mask & DROP_LABEL_INTERFACE)
+	if (d->cfg.series.label_mask & DROP_LABEL_INTERFACE)
 		labels_add(&l, "interface", r->overflow ? OVERFLOW_LABEL : r->ifname);
 	render_value(d, e, &l, r);
 }
@@ -441,8 +433,8 @@ static int slot_rows(struct drops *d)
 	uint32_t n = __atomic_load_n(d->slots_next, __ATOMIC_RELAXED), i;
 	size_t known = d->rows_n;
 
-	if (n > d->cfg.max_series)
-		n = d->cfg.max_series;
+	if (n > d->cfg.series.max_series)
+		n = d->cfg.series.max_series;
 	if (n > d->rows_cap) {
 		struct row *r = realloc(d->rows, n * sizeof(*r));
 		uint32_t *o;
@@ -489,7 +481,7 @@ static bool next_array_row(const struct drops *d, int na, int *pos, struct row *
 			r->reason = UINT32_MAX;
 		r->family = idx / NR_PROTOS % NR_FAMILIES;
 		r->proto = idx % NR_PROTOS;
-		r->overflow = d->cfg.label_mask != 0;
+		r->overflow = d->cfg.series.label_mask != 0;
 		r->function = unknown_function;
 		r->value = d->by_reason.sums[i];
 		(*pos)++;
@@ -553,7 +545,7 @@ static int drops_collect(void *state, struct expo *e)
 		log_once(d->logged_overflow, LOG_WARN,
 			 "drops: map skb_drops is full (max_series=%u); further series are "
 			 "counted with optional labels '" OVERFLOW_LABEL "'",
-			 d->cfg.max_series);
+			 d->cfg.series.max_series);
 	scrape_map_overflow("skb_drops", no == 1 ? d->overflow.sums[0] : 0);
 	return 0;
 }
@@ -568,6 +560,11 @@ const struct collector_ops drops_collector = {
 	.description = "packets dropped by the kernel, by drop reason (tp_btf/kfree_skb)",
 	.default_enabled = true,
 	.sampled = EV_DROP,
+	.required_labels = required_labels,
+	.optional_labels = optional_labels,
+	.n_optional = NR_OPTIONAL,
+	.max_series = DEFAULT_MAX_SERIES,
+	.max_series_limit = 1u << 20,
 	.reset = drops_reset,
 	.set = drops_set,
 	.start = drops_start,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <stdio.h>
 #include <string.h>
 
 #include "collector.h"
@@ -39,4 +40,30 @@ const struct collector_ops *collector_find(const char *name)
 bool collector_opts_equal(const struct collector_opts *a, const struct collector_opts *b)
 {
 	return a->enabled == b->enabled && !memcmp(a->v, b->v, sizeof(a->v));
+}
+
+void collector_defaults(const struct collector_ops *c, struct collector_opts *o)
+{
+	o->enabled = c->default_enabled;
+	((struct series_opts *)o->v)->max_series = c->max_series;
+	if (c->reset)
+		c->reset(o->v);
+}
+
+int collector_set(const struct collector_ops *c, void *opts, const char *key, const char *value,
+		  char *err, size_t errlen)
+{
+	struct series_opts *o = opts;
+	int ret = 1;
+
+	if (!strcmp(key, "labels"))
+		return parse_label_list(value, c->required_labels, c->optional_labels,
+					c->n_optional, &o->label_mask, err, errlen);
+	if (!strcmp(key, "max_series"))
+		return parse_uint(value, 1, c->max_series_limit, &o->max_series, err, errlen);
+	if (c->set)
+		ret = c->set(opts, key, value, err, errlen);
+	if (ret > 0)
+		snprintf(err, errlen, "unknown key '%s' in [collector.%s]", key, c->name);
+	return ret ? -1 : 0;
 }

@@ -31,8 +31,7 @@ static const struct label_option optional_labels[] = {
 };
 
 struct resets_opts {
-	unsigned label_mask;
-	unsigned max_series;
+	struct series_opts series; /* first: config.c parses labels and max_series */
 };
 _Static_assert(sizeof(struct resets_opts) <= COLLECTOR_OPTS_SIZE, "resets options too large");
 
@@ -58,27 +57,6 @@ struct resets {
 	bool logged_unknown;
 };
 
-static void resets_reset(void *opts)
-{
-	struct resets_opts *o = opts;
-
-	o->max_series = DEFAULT_MAX_SERIES;
-}
-
-static int resets_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
-{
-	struct resets_opts *o = opts;
-
-	if (!strcmp(key, "labels"))
-		return parse_label_list(value, required_labels, optional_labels,
-					sizeof(optional_labels) / sizeof(optional_labels[0]),
-					&o->label_mask, err, errlen);
-	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 20, &o->max_series, err, errlen);
-	snprintf(err, errlen, "unknown key '%s' in [collector.resets]", key);
-	return -1;
-}
-
 static void resets_stop(void *state)
 {
 	struct resets *rs = state;
@@ -94,8 +72,8 @@ static int resets_start(const struct collector_env *env, const void *opts, void 
 	const struct kernel *k = env->kernel;
 	const struct kernel_features *f = &k->features;
 	const struct resets_opts *o = opts;
-	bool netns = o->label_mask & RS_LABEL_NETNS, with_reason, received;
-	uint32_t hash_size = netns ? o->max_series : 1;
+	bool netns = o->series.label_mask & RS_LABEL_NETNS, with_reason, received;
+	uint32_t hash_size = netns ? o->series.max_series : 1;
 	struct bpf_program *prog, *sent, *recv;
 	struct resets *rs;
 	int err;
@@ -161,7 +139,7 @@ static int resets_start(const struct collector_env *env, const void *opts, void 
 		 "TCP states from BTF, max_series=%u)",
 		 bpf_program__name(sent), received ? " and " : "",
 		 received ? bpf_program__name(recv) : "", received ? " to tcp_receive_reset" : "",
-		 with_reason ? k->rst_reasons.n : 0, rs->states->n, rs->cfg.max_series);
+		 with_reason ? k->rst_reasons.n : 0, rs->states->n, rs->cfg.series.max_series);
 	if (!with_reason)
 		log_warn("resets: tcp_send_reset has no reason argument before Linux 6.10: every "
 			 "reset sent has reason='" REASON_UNKNOWN "', and resets sent without a "
@@ -203,7 +181,7 @@ static void render_sent(struct resets *rs, struct expo *e, const struct labels *
 		.reason = rs->reasons ? reason : RS_REASON_NONE,
 		.family = family,
 		.state = state,
-		.netns = rs->cfg.label_mask & RS_LABEL_NETNS ? r->netns : 0,
+		.netns = rs->cfg.series.label_mask & RS_LABEL_NETNS ? r->netns : 0,
 	};
 	struct labels ex = { 0 };
 	char buf[128];
@@ -244,7 +222,7 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 		labels_add(&l, "state",
 			   state_label(rs, i % RS_NR_STATES, state_buf, sizeof(state_buf)));
 	}
-	if (rs->cfg.label_mask & RS_LABEL_NETNS) {
+	if (rs->cfg.series.label_mask & RS_LABEL_NETNS) {
 		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
 		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
 	}
@@ -288,8 +266,11 @@ const struct collector_ops resets_collector = {
 		       "(tp_btf/tcp_send_reset, tcp_receive_reset)",
 	.default_enabled = true,
 	.sampled = EV_RESET,
-	.reset = resets_reset,
-	.set = resets_set,
+	.required_labels = required_labels,
+	.optional_labels = optional_labels,
+	.n_optional = sizeof(optional_labels) / sizeof(optional_labels[0]),
+	.max_series = DEFAULT_MAX_SERIES,
+	.max_series_limit = 1u << 20,
 	.start = resets_start,
 	.collect = resets_collect,
 	.stop = resets_stop,

@@ -28,8 +28,7 @@ static const struct label_option optional_labels[] = {
 };
 
 struct retrans_opts {
-	unsigned label_mask;
-	unsigned max_series;
+	struct series_opts series; /* first: config.c parses labels and max_series */
 };
 _Static_assert(sizeof(struct retrans_opts) <= COLLECTOR_OPTS_SIZE, "retrans options too large");
 
@@ -68,27 +67,6 @@ struct retrans {
 	bool logged_unknown;
 };
 
-static void retrans_reset(void *opts)
-{
-	struct retrans_opts *o = opts;
-
-	o->max_series = DEFAULT_MAX_SERIES;
-}
-
-static int retrans_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
-{
-	struct retrans_opts *o = opts;
-
-	if (!strcmp(key, "labels"))
-		return parse_label_list(value, required_labels, optional_labels,
-					sizeof(optional_labels) / sizeof(optional_labels[0]),
-					&o->label_mask, err, errlen);
-	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 20, &o->max_series, err, errlen);
-	snprintf(err, errlen, "unknown key '%s' in [collector.retrans]", key);
-	return -1;
-}
-
 static int probe_kernel(const struct kernel *k, bool *err_arg, bool *synack)
 {
 	const struct kernel_features *f = &k->features;
@@ -121,8 +99,8 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 {
 	const struct kernel *k = env->kernel;
 	const struct retrans_opts *o = opts;
-	bool netns = o->label_mask & RT_LABEL_NETNS, synack, have_err;
-	uint32_t hash_size = netns ? o->max_series : 1;
+	bool netns = o->series.label_mask & RT_LABEL_NETNS, synack, have_err;
+	uint32_t hash_size = netns ? o->series.max_series : 1;
 	struct bpf_program *prog, *retransmit, *synack_prog;
 	struct retrans *rt;
 	int err;
@@ -180,7 +158,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 		 bpf_program__name(retransmit), synack ? " and " : "",
 		 synack ? bpf_program__name(synack_prog) : "",
 		 synack ? " to tp_btf/tcp_retransmit_synack" : "", rt->states->n,
-		 rt->cfg.max_series);
+		 rt->cfg.series.max_series);
 	if (!have_err)
 		log_warn("retrans: tcp_retransmit_skb has no err argument before Linux 6.17: only "
 			 "successful retransmissions are seen, and "
@@ -217,10 +195,11 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 				 "rendered as its number",
 				 state);
 		labels_add(&l, "family", family_names[pair / RT_NR_STATES % RT_NR_FAMILIES]);
-		labels_add(&l, "kind", kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES]);
+		/* Rows are below RT_NR_SLOTS (struct slot_table): the kind is in range. */
+		labels_add(&l, "kind", kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES % RT_NR_KINDS]);
 		labels_add(&l, "state", name);
 	}
-	if (rt->cfg.label_mask & RT_LABEL_NETNS) {
+	if (rt->cfg.series.label_mask & RT_LABEL_NETNS) {
 		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
 		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
 	}
@@ -263,8 +242,11 @@ const struct collector_ops retrans_collector = {
 		       "(tp_btf/tcp_retransmit_skb, tcp_retransmit_synack)",
 	.default_enabled = true,
 	.sampled = EV_RETRANS,
-	.reset = retrans_reset,
-	.set = retrans_set,
+	.required_labels = required_labels,
+	.optional_labels = optional_labels,
+	.n_optional = sizeof(optional_labels) / sizeof(optional_labels[0]),
+	.max_series = DEFAULT_MAX_SERIES,
+	.max_series_limit = 1u << 20,
 	.start = retrans_start,
 	.collect = retrans_collect,
 	.stop = retrans_stop,

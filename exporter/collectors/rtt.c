@@ -40,8 +40,7 @@ static const struct label_option optional_labels[] = {
 #define NR_OPTIONAL (sizeof(optional_labels) / sizeof(optional_labels[0]))
 
 struct rtt_opts {
-	unsigned label_mask;
-	unsigned max_series;
+	struct series_opts series; /* first: config.c parses labels and max_series */
 	char cgroup[PATH_MAX]; /* CGROUP_AUTO: the cgroup2 root from /proc/self/mountinfo */
 	bool existing_sockets; /* turn the callback on for connections open before start */
 };
@@ -73,7 +72,6 @@ static void rtt_reset(void *opts)
 {
 	struct rtt_opts *o = opts;
 
-	o->max_series = DEFAULT_MAX_SERIES;
 	strcpy(o->cgroup, CGROUP_AUTO);
 	o->existing_sockets = true;
 }
@@ -82,11 +80,6 @@ static int rtt_set(void *opts, const char *key, const char *value, char *err, si
 {
 	struct rtt_opts *o = opts;
 
-	if (!strcmp(key, "labels"))
-		return parse_label_list(value, required_labels, optional_labels, NR_OPTIONAL,
-					&o->label_mask, err, errlen);
-	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, 1u << 16, &o->max_series, err, errlen);
 	if (!strcmp(key, "existing_sockets"))
 		return parse_bool(value, &o->existing_sockets, err, errlen);
 	if (!strcmp(key, "cgroup")) {
@@ -104,8 +97,7 @@ static int rtt_set(void *opts, const char *key, const char *value, char *err, si
 		strcpy(o->cgroup, value);
 		return 0;
 	}
-	snprintf(err, errlen, "unknown key '%s' in [collector.rtt]", key);
-	return -1;
+	return 1;
 }
 
 /*
@@ -195,7 +187,7 @@ static void rtt_stop(void *state)
 static int open_and_load(const struct collector_env *env, struct rtt *rt, bool with_iter,
 			 bool quiet)
 {
-	bool netns = rt->cfg.label_mask & RTT_LABEL_NETNS;
+	bool netns = rt->cfg.series.label_mask & RTT_LABEL_NETNS;
 	int err;
 
 	rt->skel = rtt_bpf__open();
@@ -205,18 +197,18 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 		log_error("rtt: cannot open BPF object: %s", strerror(-err));
 		return err;
 	}
-	bpf_program__set_autoload(rt->cfg.label_mask ? rt->skel->progs.tcp_rtt_sockops
+	bpf_program__set_autoload(rt->cfg.series.label_mask ? rt->skel->progs.tcp_rtt_sockops
 						     : rt->skel->progs.tcp_rtt_sockops_labels,
 				  false);
 	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_netns, with_iter);
 	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_existing, with_iter);
-	rt->skel->rodata->label_mask = rt->cfg.label_mask;
+	rt->skel->rodata->label_mask = rt->cfg.series.label_mask;
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_by_family,
 				 cpu_array_entries(1) /* a slice per element */);
 	/* Without the netns label the hashes stay unused: keep them at one entry. */
-	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt, netns ? rt->cfg.max_series : 1);
+	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt, netns ? rt->cfg.series.max_series : 1);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_buckets,
-				 netns ? rt->cfg.max_series * RTT_NR_BUCKETS : 1);
+				 netns ? rt->cfg.series.max_series * RTT_NR_BUCKETS : 1);
 	err = events_prepare(rt->skel->obj, EV_RTT,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
@@ -531,9 +523,9 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	if (err)
 		goto cleanup;
 	/* Without optional labels, the program that has no label code (bpf/rtt.bpf.c). */
-	prog = rt->cfg.label_mask ? rt->skel->progs.tcp_rtt_sockops_labels
+	prog = rt->cfg.series.label_mask ? rt->skel->progs.tcp_rtt_sockops_labels
 				  : rt->skel->progs.tcp_rtt_sockops;
-	link = rt->cfg.label_mask ? &rt->skel->links.tcp_rtt_sockops_labels
+	link = rt->cfg.series.label_mask ? &rt->skel->links.tcp_rtt_sockops_labels
 				  : &rt->skel->links.tcp_rtt_sockops;
 	*link = bpf_program__attach_cgroup(prog, cgroup_fd);
 	if (!*link) {
@@ -564,7 +556,7 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	}
 	for (int i = 0; i < RTT_NR_BOUNDS; i++)
 		rt->bounds[i] = (double)(1ull << (RTT_MIN_SHIFT + i)) / 1e6;
-	log_info("rtt: attached sockops to cgroup %s (max_series=%u)", cgroup, rt->cfg.max_series);
+	log_info("rtt: attached sockops to cgroup %s (max_series=%u)", cgroup, rt->cfg.series.max_series);
 	if (!callback_has_args())
 		log_warn("rtt: before Linux 6.10 the RTT callback carries no values: srtt is read "
 			 "as it was before the update, and rtt_kind=\"sample\" stays empty");
@@ -634,7 +626,7 @@ static void from_array(struct rtt *rt, size_t *n, int na, bool overflow_part)
 		struct hist *h;
 		uint64_t count = 0;
 
-		if (k.kind != RTT_KIND_SRTT && !(rt->cfg.label_mask & RTT_LABEL_KIND))
+		if (k.kind != RTT_KIND_SRTT && !(rt->cfg.series.label_mask & RTT_LABEL_KIND))
 			continue;
 		h = new_hist(rt, n, &k, overflow_part);
 		for (unsigned b = 0; b < RTT_NR_BUCKETS; b++) {
@@ -656,11 +648,11 @@ static void render_hist(const struct rtt *rt, struct expo *e, const struct hist 
 	char netns[16];
 
 	labels_add(&l, "family", family_names[h->family]);
-	if (rt->cfg.label_mask & RTT_LABEL_NETNS) {
+	if (rt->cfg.series.label_mask & RTT_LABEL_NETNS) {
 		snprintf(netns, sizeof(netns), "%u", h->netns);
 		labels_add(&l, "netns", h->overflow ? OVERFLOW_LABEL : netns);
 	}
-	if (rt->cfg.label_mask & RTT_LABEL_KIND)
+	if (rt->cfg.series.label_mask & RTT_LABEL_KIND)
 		labels_add(&l, "rtt_kind", kind_names[h->kind]);
 	expo_histogram(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6);
 }
@@ -668,7 +660,7 @@ static void render_hist(const struct rtt *rt, struct expo *e, const struct hist 
 static int rtt_collect(void *state, struct expo *e)
 {
 	struct rtt *rt = state;
-	bool netns = rt->cfg.label_mask & RTT_LABEL_NETNS;
+	bool netns = rt->cfg.series.label_mask & RTT_LABEL_NETNS;
 	int na, ns = 0, nb = 0, no;
 	size_t n = 0, nsorted;
 
@@ -733,7 +725,7 @@ static int rtt_collect(void *state, struct expo *e)
 		log_once(rt->logged_overflow, LOG_WARN,
 			 "rtt: map tcp_rtt is full (max_series=%u); further histograms are "
 			 "counted with netns '" OVERFLOW_LABEL "'",
-			 rt->cfg.max_series);
+			 rt->cfg.series.max_series);
 	scrape_map_overflow("tcp_rtt", no == 1 ? rt->overflow.sums[0] : 0);
 	return 0;
 }
@@ -748,6 +740,11 @@ const struct collector_ops rtt_collector = {
 	.description = "TCP round-trip times as a histogram (sockops RTT callback)",
 	.default_enabled = true,
 	.sampled = EV_RTT,
+	.required_labels = required_labels,
+	.optional_labels = optional_labels,
+	.n_optional = NR_OPTIONAL,
+	.max_series = DEFAULT_MAX_SERIES,
+	.max_series_limit = 1u << 16,
 	.reset = rtt_reset,
 	.set = rtt_set,
 	.start = rtt_start,

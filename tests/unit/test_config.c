@@ -391,25 +391,25 @@ static void test_drops_set_hook(void)
 	struct collector_opts o = { 0 };
 	char err[256], val[300];
 
-	CHECK(ops->set);
-	if (!ops->set)
+	CHECK(ops);
+	if (!ops)
 		return;
-	ops->reset(o.v);
+	collector_defaults(ops, &o);
 	/* 256 characters are too many, 255 fit. */
 	memset(val, ' ', sizeof(val) - 1);
 	memcpy(val, "reason,family,protocol", 22);
 	val[256] = '\0';
 	err[0] = '\0';
-	CHECK(ops->set(o.v, "labels", val, err, sizeof(err)) == -1);
+	CHECK(collector_set(ops, o.v, "labels", val, err, sizeof(err)) == -1);
 	CHECK_STR(err, "list too long");
 	val[255] = '\0';
-	CHECK(ops->set(o.v, "labels", val, err, sizeof(err)) == 0);
+	CHECK(collector_set(ops, o.v, "labels", val, err, sizeof(err)) == 0);
 	err[0] = '\0';
-	CHECK(ops->set(o.v, "nope", "1", err, sizeof(err)) == -1);
+	CHECK(collector_set(ops, o.v, "nope", "1", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown key 'nope' in [collector.drops]");
-	CHECK(ops->set(o.v, "direct_read", "auto", err, sizeof(err)) == 0);
-	CHECK(ops->set(o.v, "direct_read", "false", err, sizeof(err)) == 0);
-	CHECK(ops->set(o.v, "direct_read", "true", err, sizeof(err)) == -1);
+	CHECK(collector_set(ops, o.v, "direct_read", "auto", err, sizeof(err)) == 0);
+	CHECK(collector_set(ops, o.v, "direct_read", "false", err, sizeof(err)) == 0);
+	CHECK(collector_set(ops, o.v, "direct_read", "true", err, sizeof(err)) == -1);
 	CHECK_STR(err, "expected auto or false, got 'true'");
 }
 

@@ -258,21 +258,21 @@ static void test_resets_config_keys(void)
 	void *opts = o.v;
 	char err[256];
 
-	CHECK(c && c->set && c->reset && c->default_enabled);
-	if (!c || !c->set)
+	CHECK(c && c->default_enabled);
+	if (!c)
 		return;
-	c->reset(opts);
-	CHECK(c->set(opts, "labels", "family,reason,state", err, sizeof(err)) == 0);
-	CHECK(c->set(opts, "labels", "state reason\tfamily, netns,", err, sizeof(err)) == 0);
-	CHECK(c->set(opts, "labels", "family,reason,state,kind", err, sizeof(err)) == -1);
+	collector_defaults(c, &o);
+	CHECK(collector_set(c, opts, "labels", "family,reason,state", err, sizeof(err)) == 0);
+	CHECK(collector_set(c, opts, "labels", "state reason\tfamily, netns,", err, sizeof(err)) == 0);
+	CHECK(collector_set(c, opts, "labels", "family,reason,state,kind", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown label 'kind' (known: family, reason, state, netns)");
-	CHECK(c->set(opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
 	CHECK_STR(err, "labels must include family, reason and state");
-	CHECK(c->set(opts, "max_series", "1", err, sizeof(err)) == 0);
-	CHECK(c->set(opts, "max_series", "0", err, sizeof(err)) == -1);
-	CHECK(c->set(opts, "kind", "x", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "max_series", "1", err, sizeof(err)) == 0);
+	CHECK(collector_set(c, opts, "max_series", "0", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "kind", "x", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown key 'kind' in [collector.resets]");
-	c->reset(opts);
+	collector_defaults(c, &o);
 }
 
 /* --- [collector.retrans] keys -------------------------------------------------------------- */
@@ -284,25 +284,25 @@ static void test_retrans_config_keys(void)
 	void *opts = o.v;
 	char err[256];
 
-	CHECK(c && c->set && c->reset && c->default_enabled);
-	if (!c || !c->set)
+	CHECK(c && c->default_enabled);
+	if (!c)
 		return;
-	c->reset(opts);
-	CHECK(c->set(opts, "labels", "family,kind,state", err, sizeof(err)) == 0);
-	CHECK(c->set(opts, "labels", "state kind\tfamily, netns,", err, sizeof(err)) == 0);
+	collector_defaults(c, &o);
+	CHECK(collector_set(c, opts, "labels", "family,kind,state", err, sizeof(err)) == 0);
+	CHECK(collector_set(c, opts, "labels", "state kind\tfamily, netns,", err, sizeof(err)) == 0);
 	err[0] = '\0';
-	CHECK(c->set(opts, "labels", "family,kind,state,interface", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "labels", "family,kind,state,interface", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown label 'interface' (known: family, kind, state, netns)");
-	CHECK(c->set(opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
 	CHECK_STR(err, "labels must include family, kind and state");
-	CHECK(c->set(opts, "labels", "", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "labels", "", err, sizeof(err)) == -1);
 	CHECK_STR(err, "labels must include family, kind and state");
-	CHECK(c->set(opts, "max_series", "1", err, sizeof(err)) == 0);
-	CHECK(c->set(opts, "max_series", "0", err, sizeof(err)) == -1);
-	CHECK(c->set(opts, "max_series", "1048577", err, sizeof(err)) == -1);
-	CHECK(c->set(opts, "direct_read", "auto", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "max_series", "1", err, sizeof(err)) == 0);
+	CHECK(collector_set(c, opts, "max_series", "0", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "max_series", "1048577", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "direct_read", "auto", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown key 'direct_read' in [collector.retrans]");
-	c->reset(opts);
+	collector_defaults(c, &o);
 }
 
 int main(void)
