@@ -52,37 +52,17 @@ peer bpftrace_print "bpftrace printf per event" \
 SECTION="kernel cost per event, UDP drop flood"
 RATE_SECTION="throughput of the drop flood"
 
-[ "$(id -u)" -eq 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled)"
-[ -r /sys/kernel/btf/vmlinux ] || die "needs kernel BTF (/sys/kernel/btf/vmlinux)"
-for f in "$EXPORTER" "$UDPFLOOD" "$FLOOR"; do
-	[ -x "$f" ] || die "$f not built (make BUILD=$BUILD bench builds it)"
-done
-for c in bpftool curl ss awk; do
-	command -v "$c" >/dev/null || die "needs $c"
-done
 if ! command -v bpftrace >/dev/null; then
 	BROKEN[bpftrace_agg]="not installed (Debian bpftrace)"
 	BROKEN[bpftrace_print]="not installed (Debian bpftrace)"
 fi
-
-TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
 FLOOR_CMD=("$FLOOR")
-STATS_BEFORE=$(cat "$STATS")
-PID= # the variant currently attached
 FLOOD_PID=
 
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	[ -n "$FLOOD_PID" ] && kill "$FLOOD_PID" 2>/dev/null && wait "$FLOOD_PID" 2>/dev/null
-	stop_variant
-	echo "$STATS_BEFORE" >"$STATS"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck disable=SC2317 # run by the exit trap
+bench_cleanup() { kill_wait "$FLOOD_PID"; }
 
-echo 1 >"$STATS" || die "cannot enable kernel.bpf_stats_enabled"
+bench_setup "$UDPFLOOD" "$FLOOR" -- ss
 
 closed_udp_port() {
 	local p
@@ -101,35 +81,30 @@ echo "netstack_exporter drop-path benchmark: $(uname -r), $(nproc) CPUs"
 echo "flood: udpflood 127.0.0.1 $UDP_PORT (closed port), $FLOOD_SECONDS s per run," \
 	"$ROUNDS rounds x ${#SLOTS[@]} runs; ours with the floor beside it, the others alone"
 echo
-run_header datagrams/s ev/dgram
-: >"$TMP/results"
-SHARED=0
-for ((r = 0; r < ROUNDS; r++)); do
-	for ((k = 0; k < ${#SLOTS[@]}; k++)); do
-		begin_run "$r" "$k" || continue
-		w0=$(now)
-		"$UDPFLOOD" "${FLOOD_DEST[$v]:-127.0.0.1}" "$UDP_PORT" 0 "$FLOOD_SECONDS" \
-			>"$TMP/flood.out" &
-		FLOOD_PID=$!
-		wait "$FLOOD_PID"
-		FLOOD_PID=
-		w1=$(now)
-		end_run
-		# The flood's drops must carry the optional labels, or the config did not apply.
-		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'interface="lo"'; then
-			note="$note no-interface-label"
-		fi
-		stop_variant
-		sent=$(cat "$TMP/flood.out")
-		if [ -z "$sent" ]; then
-			invalid "$r" "the flood failed"
-			continue
-		fi
-		# ev/dgram well above 1: the drops of someone else's traffic were counted too.
-		record_run "$r" "$(awk -v s="$sent" -v a="$w0" -v b="$w1" 'BEGIN { print s / (b - a) }')" \
-			"$(awk -v c=$((c1 - c0)) -v s="$sent" 'BEGIN { if (c > 0) print c / s }')"
-	done
-done
+# shellcheck disable=SC2317 # run by run_rounds
+traffic() {
+	"$UDPFLOOD" "${FLOOD_DEST[$v]:-127.0.0.1}" "$UDP_PORT" 0 "$FLOOD_SECONDS" >"$TMP/flood.out" &
+	FLOOD_PID=$!
+	wait "$FLOOD_PID"
+	FLOOD_PID=
+}
+
+# ev/dgram well above 1: the drops of someone else's traffic were counted too.
+# shellcheck disable=SC2317 # run by run_rounds
+figures() {
+	local sent
+	sent=$(cat "$TMP/flood.out")
+	if [ -z "$sent" ]; then
+		invalid "$1" "the flood failed"
+		return 1
+	fi
+	RATE=$(rate "$sent")
+	EXTRA=$(quotient $((c1 - c0)) "$sent")
+}
+
+# The flood's drops must carry the optional labels, or the config did not apply.
+EXPECT[all]='no-interface-label interface="lo"'
+run_rounds datagrams/s ev/dgram
 
 print_table datagrams/s
 read -r d _ < <(pair_median default)

@@ -419,3 +419,156 @@ print_table() {
 		printf '%s\n' "${rates[@]}" >>"$BENCH_ROWS"
 	echo
 }
+
+# bench_setup FILE... -- COMMAND...: what every benchmark needs (root, kernel BTF, each FILE
+# built, each COMMAND installed), then TMP and bpf_stats on, until exit: the exit trap runs the
+# caller's bench_cleanup (if it defines one) for its own processes and namespaces, detaches the
+# variant and restores bpf_stats_enabled.
+bench_setup() {
+	local f c
+	[ "$(id -u)" -eq 0 ] || die "needs root (BPF, namespaces and kernel.bpf_stats_enabled)"
+	[ -r /sys/kernel/btf/vmlinux ] || die "needs kernel BTF (/sys/kernel/btf/vmlinux)"
+	for f in "$EXPORTER" "$@"; do
+		[ "$f" = -- ] && break
+		[ -x "$f" ] || die "$f not built (make BUILD=$BUILD bench builds it)"
+	done
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+	for c in bpftool curl awk "${@:2}"; do
+		command -v "$c" >/dev/null || die "needs $c"
+	done
+	TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
+	STATS_BEFORE=$(cat "$STATS")
+	PID= # the variant currently attached
+	trap bench_exit EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	echo 1 >"$STATS" || die "cannot enable kernel.bpf_stats_enabled"
+}
+
+# shellcheck disable=SC2317 # run by the trap
+bench_exit() {
+	! declare -F bench_cleanup >/dev/null || bench_cleanup
+	stop_variant
+	echo "$STATS_BEFORE" >"$STATS"
+	rm -rf "$TMP"
+}
+
+# kill_wait PID...: end these processes (ids, empty ones skipped).
+kill_wait() {
+	local p
+	for p; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	return 0
+}
+
+# The collectors the exporter has, one a line (what its /metrics lists in collector_up).
+collector_names() {
+	local port pid names
+	port=$(free_tcp_port) || die "no free TCP port on loopback"
+	"$EXPORTER" --web.listen-address "127.0.0.1:$port" >"$TMP/names.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		names=$(curl -sf "http://127.0.0.1:$port/metrics" |
+			sed -n 's/^netstack_collector_up{collector="\([^"]*\)"}.*/\1/p')
+		[ -n "$names" ] && break
+		sleep 0.05
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "$names"
+}
+
+# only_collector COLLECTOR VARIANT=LABELS...: $TMP/VARIANT.ini for each, the exporter running
+# COLLECTOR alone (every other collector disabled by name: their programs are not on the hook,
+# but their CPU is) with LABELS (its default when empty).
+only_collector() {
+	local name=$1 spec c others=()
+	shift
+	for c in $(collector_names); do
+		[ "$c" != "$name" ] && others+=("$c")
+	done
+	for spec; do
+		{
+			for c in "${others[@]}"; do
+				printf '[collector.%s]\nenabled = false\n' "$c"
+			done
+			echo "[collector.$name]"
+			[ -z "${spec#*=}" ] || echo "labels = ${spec#*=}"
+		} >"$TMP/${spec%%=*}.ini"
+	done
+}
+
+# Per variant: "NOTE REGEX", a line its exporter's /metrics must have after the traffic (the
+# optional labels it configures), or the run is marked NOTE.
+declare -A EXPECT=()
+
+# tracepoint_bench HOOK COLLECTOR PROGRAM NETNS_LABELS METRIC: the usual benchmark of a tp_btf
+# program: the floor (the empty program on HOOK, bench_floor) and the exporter with COLLECTOR
+# alone, with its default labels ("default", PROGRAM) and with NETNS_LABELS ("netns",
+# PROGRAM_netns, METRIC then has a netns label), each alone on the hook (ALONE: as for rare
+# events, where the program attached first would pay the hook's cold lines for the other).
+# After bench_setup.
+tracepoint_bench() {
+	HOOK=$1
+	FLOOR_CMD=("$BUILD/tests/bench_floor" "$HOOK")
+	HOOK_LINK="'$HOOK'"
+	ALONE=1
+	VARIANTS=(floor default netns)
+	TITLE=([floor]="floor (empty prog)" [default]="default labels" [netns]="netns label")
+	PROG=([default]=$3 [netns]=$3_netns)
+	TARGET=([default]="<=1.5")
+	EXPECT=([netns]="no-netns-label ^$5{.*,netns=\"[0-9]*\"}")
+	only_collector "$2" default= "netns=$4"
+}
+
+# The nstat counter run_rounds reads around the traffic (NAMESPACE NAME), if any.
+COUNTER=()
+
+# nstat_value NAMESPACE COUNTER: the kernel's COUNTER (as nstat names it) in NAMESPACE.
+nstat_value() { ip netns exec "$1" nstat -saz "$2" | awk -v n="$2" '$1 == n { print $2 }'; }
+
+# quotient A B: A / B, nothing when B is not above 0.
+quotient() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) print a / b }'; }
+
+# run_rounds RATE EXTRA: ROUNDS rounds of the runs of SLOTS (plan_runs first) into
+# $TMP/results, under run_header RATE EXTRA. Each run calls the caller's `traffic` (timed: w0,
+# w1) between begin_run and end_run, then, with the variant stopped, its `figures`, which sets
+# RATE (and EXTRA) for record_run or, when the run is invalid, says so (invalid) and fails.
+# With COUNTER set (NAMESPACE NAME), that nstat counter is read before and after the traffic
+# (s0, s1).
+run_rounds() {
+	local r k
+	run_header "$1" "$2"
+	: >"$TMP/results"
+	SHARED=0
+	for ((r = 0; r < ROUNDS; r++)); do
+		for ((k = 0; k < ${#SLOTS[@]}; k++)); do
+			begin_run "$r" "$k" || continue
+			[ "${#COUNTER[@]}" -eq 0 ] || s0=$(nstat_value "${COUNTER[@]}")
+			w0=$(now)
+			traffic
+			w1=$(now)
+			[ "${#COUNTER[@]}" -eq 0 ] || s1=$(nstat_value "${COUNTER[@]}")
+			end_run
+			if [ -n "${EXPECT[$v]:-}" ] &&
+				! curl -sf "$URL/metrics" | grep -q -- "${EXPECT[$v]#* }"; then
+				note="$note ${EXPECT[$v]%% *}"
+			fi
+			stop_variant
+			RATE='' EXTRA=''
+			figures "$r" || continue
+			record_run "$r" "$RATE" "$EXTRA"
+		done
+	done
+}
+
+# rate N: N per second of the run's traffic.
+rate() { awk -v n="$1" -v a="$w0" -v b="$w1" 'BEGIN { print n / (b - a) }'; }
+
+# shared_note EVENTS: the table's note on runs where someone else's program was on the hook.
+shared_note() {
+	[ "$SHARED" = 1 ] || return 0
+	echo "shared-hook: someone else's program was on $HOOK during that run (another exporter,"
+	echo "a test): it competed for the CPUs and its own $1 ran ours too."
+}

@@ -28,58 +28,22 @@ SECTION="kernel cost per event, TCP RTT (sockops)"
 declare -A TITLE=([floor]="floor (flag only)" [default]="default labels" [netns]="netns label"
 	[all]="netns + rtt_kind")
 
-[ "$(id -u)" -eq 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled)"
-[ -r /sys/kernel/btf/vmlinux ] || die "needs kernel BTF (/sys/kernel/btf/vmlinux)"
-for f in "$EXPORTER" "$TCPBULK" "$FLOOR"; do
-	[ -x "$f" ] || die "$f not built (make BUILD=$BUILD bench builds it)"
-done
-for c in bpftool curl ss awk; do
-	command -v "$c" >/dev/null || die "needs $c"
-done
-
-TMP=$(mktemp -d /tmp/netstack-bench.XXXXXX)
 FLOOR_CMD=("$FLOOR")
-STATS_BEFORE=$(cat "$STATS")
-PID=      # the variant currently attached
 SINK_PID= # the transfer's receiver
 BULK_PID=
 
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	[ -n "$BULK_PID" ] && kill "$BULK_PID" 2>/dev/null && wait "$BULK_PID" 2>/dev/null
-	[ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null
-	stop_variant
-	echo "$STATS_BEFORE" >"$STATS"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck disable=SC2317 # run by the exit trap
+bench_cleanup() { kill_wait "$BULK_PID" "$SINK_PID"; }
 
-echo 1 >"$STATS" || die "cannot enable kernel.bpf_stats_enabled"
+bench_setup "$TCPBULK" "$FLOOR" -- ss
 
 # Links on the hook, ours included (tests/bench/lib.sh: hook_links, wait_hook_free).
 HOOK_LINK='attach_type cgroup_sock_ops'
 
-# Only the RTT collector: the others' programs are not on this event stream, but their CPU is.
-cat >"$TMP/default.ini" <<EOF
-[collector.drops]
-enabled = false
-[collector.rtt]
-labels = family
-EOF
-cat >"$TMP/netns.ini" <<EOF
-[collector.drops]
-enabled = false
-[collector.rtt]
-labels = family,netns
-EOF
-cat >"$TMP/all.ini" <<EOF
-[collector.drops]
-enabled = false
-[collector.rtt]
-labels = family,netns,rtt_kind
-EOF
+only_collector rtt default=family netns=family,netns all=family,netns,rtt_kind
+# The transfer's samples must carry the optional labels, or the config did not apply.
+EXPECT=([all]='no-rtt_kind-label rtt_kind="sample"'
+	[netns]='no-netns-label family="ipv4",netns="')
 
 PORT=$(free_tcp_port) || die "no free TCP port for the sink"
 "$TCPBULK" sink 127.0.0.1 "$PORT" >/dev/null 2>&1 &
@@ -93,36 +57,26 @@ echo "netstack_exporter RTT benchmark: $(uname -r), $(nproc) CPUs"
 echo "traffic: tcpbulk send 127.0.0.1 $PORT for $SECONDS_PER_RUN s per run (one new connection" \
 	"each), $ROUNDS rounds x ${#SLOTS[@]} variants, one sockops program at a time"
 echo
-run_header MB/s ""
-: >"$TMP/results"
-SHARED=0
-for ((r = 0; r < ROUNDS; r++)); do
-	for ((k = 0; k < ${#SLOTS[@]}; k++)); do
-		begin_run "$r" "$k" || continue
-		w0=$(now)
-		"$TCPBULK" send 127.0.0.1 "$PORT" "$SECONDS_PER_RUN" >"$TMP/bulk.out" 2>&1 &
-		BULK_PID=$!
-		wait "$BULK_PID"
-		BULK_PID=
-		w1=$(now)
-		end_run
-		# The transfer's samples must carry the optional labels, or the config did not apply.
-		if [ "$v" = all ] && ! curl -sf "$URL/metrics" | grep -q 'rtt_kind="sample"'; then
-			note="$note no-rtt_kind-label"
-		fi
-		if [ "$v" = netns ] && ! curl -sf "$URL/metrics" | grep -q 'family="ipv4",netns="'; then
-			note="$note no-netns-label"
-		fi
-		stop_variant
-		sent=$(tail -n 1 "$TMP/bulk.out")
-		if ! [[ "$sent" =~ ^[0-9]+$ ]]; then
-			invalid "$r" "the transfer failed"
-			continue
-		fi
-		record_run "$r" "$(awk -v s="$sent" -v a="$w0" -v b="$w1" \
-			'BEGIN { print s / (b - a) / 1e6 }')"
-	done
-done
+# shellcheck disable=SC2317 # run by run_rounds
+traffic() {
+	"$TCPBULK" send 127.0.0.1 "$PORT" "$SECONDS_PER_RUN" >"$TMP/bulk.out" 2>&1 &
+	BULK_PID=$!
+	wait "$BULK_PID"
+	BULK_PID=
+}
+
+# shellcheck disable=SC2317 # run by run_rounds
+figures() {
+	local sent
+	sent=$(tail -n 1 "$TMP/bulk.out")
+	if ! [[ "$sent" =~ ^[0-9]+$ ]]; then
+		invalid "$1" "the transfer failed"
+		return 1
+	fi
+	RATE=$(rate "$sent" | awk '{ print $1 / 1e6 }')
+}
+
+run_rounds MB/s ""
 
 declare -A TARGET=([default]="<=$TARGET_DEFAULT")
 print_table MB/s
