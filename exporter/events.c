@@ -35,7 +35,7 @@ static int ring_fd = -1;
  * them against the swap (scrapes, the consumer, a reload on the main thread).
  */
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static int stats_fd[EV_NR_TYPES] = { -1, -1, -1, -1, -1 };
+static int stats_fd[EV_NR_TYPES] = { [0 ... EV_NR_TYPES - 1] = -1 };
 static struct ring_buffer *rb;
 static pthread_t thread;
 static bool running;	     /* atomic: the consumer polls it */
