@@ -152,7 +152,7 @@ tsan: test-deps
 	$(Q)tests/tsan.sh $(BUILD)/tsan
 
 LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c tests/tools/*.c)
-lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h
+lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h $(BUILD)/netstack_exporter
 	$(call msg,CPPCHECK,$(words $(LINT_SRCS)) files)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -Iexporter -Imetrics -Ibpf --max-configs=1 \
@@ -165,6 +165,8 @@ lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h
 			show { print } END { exit bad > 0 }'
 	$(call msg,LINKS,README.md docs/)
 	$(Q)scripts/check_links.py README.md $(wildcard docs/*.md docs/*/*.md)
+	$(call msg,CYCLES,$(BUILD))
+	$(Q)python3 scripts/modcycles.py $(BUILD)
 
 # The peers compared against (bpftrace, node_exporter, wrk) are optional: a missing one is
 # reported "not installed" in the table and the bench goes on.

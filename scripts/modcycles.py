@@ -10,6 +10,8 @@ import subprocess, glob, os, sys
 args = [a for a in sys.argv[1:] if a != '-v']
 b = args[0] if args else 'build'
 objs = [o for o in glob.glob(b + '/exporter/**/*.o', recursive=True) + glob.glob(b + '/metrics/*.o')]
+if not objs:
+    sys.exit('modcycles: no objects under %s/exporter: build first' % b)
 defs, undefs = {}, {}
 for o in objs:
     m = os.path.relpath(o, b)[:-2]
