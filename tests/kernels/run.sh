@@ -32,7 +32,7 @@ EXPECT_TABLE='
 # kernel  arch   drops  retrans  rtt      connections  resets
 6.1       amd64  up     up       up       up           up
 6.12      amd64  up     up       up       up           up
-5.10      amd64  down   up       memlock  up           up
+5.10      amd64  down   up       memlock  memlock      memlock
 6.1       arm64  up     up       up       up           up
 '
 # What each kernel offers beyond up/down (docs/kernels.md): direct = the drop program reads
