@@ -16,7 +16,7 @@
 #define MAX_WEB_USERS 16
 /*
  * Highest bcrypt cost accepted: every wrong password runs 2^cost rounds on the password check
- * thread, ~0.25 s at 12 on a 2020s core (cost 10, ~60 ms, is the usual choice).
+ * thread, four times cost 10's (the usual choice; its time: docs/security.md).
  */
 #define MAX_BCRYPT_COST 12
 #define MAX_COLLECTORS 8 /* each takes COLLECTOR_OPTS_SIZE in a configuration */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The scraper is never locked out (issue 15, items 5 and 6). With the built-in defaults:
+# The scraper is never locked out. With the built-in defaults:
 # thousands of idle and slowloris connections from 100 other loopback addresses, replaced as
 # soon as the exporter closes them, while Prometheus' address scrapes and must be answered
 # within 1 s; afterwards file descriptors and RSS come back. Then, with basic auth, two dozen
