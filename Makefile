@@ -165,7 +165,7 @@ lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h $(BUILD)/netstack_exporter
 			show { print } END { exit bad > 0 }'
 	$(call msg,LINKS,README.md docs/)
 	$(Q)scripts/check_links.py README.md $(wildcard docs/*.md docs/*/*.md)
-	$(call msg,CYCLES,$(BUILD))
+	$(call msg,MODULES,$(BUILD))
 	$(Q)python3 scripts/modcycles.py $(BUILD)
 
 # The peers compared against (bpftrace, node_exporter, wrk) are optional: a missing one is

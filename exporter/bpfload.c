@@ -25,6 +25,7 @@ int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *
 	     const char *collector, const char *perm_hint, bool quiet)
 {
 	const char *hint;
+	char buf[200];
 	int err;
 
 	if (pin_prepare(env->pin_root, s, collector))
@@ -36,7 +37,7 @@ int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *
 	}
 	if (quiet)
 		return err;
-	hint = bpf_memlock_hint(err);
+	hint = bpf_memlock_hint(err, buf, sizeof(buf));
 	if (!*hint && perm_hint && (err == -EPERM || err == -EACCES))
 		hint = perm_hint;
 	log_error("%s: cannot load BPF programs: %s%s", collector, strerror(-err), hint);
@@ -54,6 +55,6 @@ int bpf_attach(const struct collector_env *env, const struct bpf_object_skeleton
 	}
 	if (pin_commit(env->pin_root, s, collector))
 		return -EINVAL; /* logged */
-	events_loaded(*s->obj, type);
+	events_loaded(env->events, *s->obj, type);
 	return 0;
 }

@@ -23,6 +23,7 @@ struct kernel;
 struct collector_env {
 	const struct kernel *kernel; /* names and features of the running kernel */
 	const char *pin_root;	     /* [bpf] pin_path (pin.h); "": no pinning */
+	struct events *events;	     /* sampled events (events.h): settings, ring buffer, store */
 };
 
 /* Room for any collector's options (rtt's cgroup path is the largest). */
@@ -38,9 +39,9 @@ struct collector_opts {
 };
 
 /*
- * The keys every collector has, parsed by config.c: labels (the required ones always there, each
- * optional one setting its bit in label_mask) and max_series. A collector's options value
- * starts with this.
+ * The keys every collector has, parsed by collector_set (collectors/registry.c): labels (the
+ * required ones always there, each optional one setting its bit in label_mask) and
+ * max_series. A collector's options value starts with this.
  */
 struct series_opts {
 	unsigned label_mask;

@@ -26,35 +26,38 @@
 /* The layout is shared with the BPF side; a change of size is a new version. */
 _Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuzz corpus");
 
-static struct sampling_config cfg;
+/* Everything of the sampled events, made by events_new; main.c owns it. */
+struct events {
+	struct sampling_config cfg;
+	int ring_fd;
+	/*
+	 * Our own duplicates of the collectors' counter maps: a reload closes a collector's fds
+	 * while the consumer may be reading, and their numbers may be reused meanwhile. stats_lock
+	 * guards them against the swap (scrapes, the consumer, a reload on the main thread).
+	 */
+	pthread_mutex_t stats_lock;
+	int stats_fd[EV_NR_TYPES];
+	struct ring_buffer *rb;
+	pthread_t thread;
+	bool running;	      /* atomic: the consumer polls it */
+	bool analyzers_ready; /* initialised once, by the first start (or event) */
+	bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write,
+		logged_bad;
 
-static int ring_fd = -1;
-/*
- * Our own duplicates of the collectors' counter maps: a reload closes a collector's fds while
- * the consumer may be reading, and their numbers may be reused meanwhile. stats_lock guards
- * them against the swap (scrapes, the consumer, a reload on the main thread).
- */
-static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static int stats_fd[EV_NR_TYPES] = { [0 ... EV_NR_TYPES - 1] = -1 };
-static struct ring_buffer *rb;
-static pthread_t thread;
-static bool running;	     /* atomic: the consumer polls it */
-static bool analyzers_ready; /* initialised once, by the first start (or event) */
-static bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write;
-
-/* The store and the event types' state, shared with the HTTP thread. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/*
- * Each type's, from its descriptor's init; written under lock, read atomically by scrapes
- * (exemplars), freed only by events_stop, once no scrape runs.
- */
-static void *states[EV_NR_TYPES];
-static struct event_rec *store;
-static size_t store_head, store_n;
-static uint64_t seq;
-static struct mbuf line;
-static double stdout_tat;
-static uint64_t stdout_suppressed;
+	/* The store and the event types' state, shared with the HTTP thread. */
+	pthread_mutex_t lock;
+	/*
+	 * Each type's, from its descriptor's init; written under lock, read atomically by scrapes
+	 * (exemplars), freed only by events_free, once no scrape runs.
+	 */
+	void *states[EV_NR_TYPES];
+	struct event_rec *store;
+	size_t store_head, store_n;
+	uint64_t seq;
+	struct mbuf line;
+	double stdout_tat;
+	uint64_t stdout_suppressed;
+};
 
 void events_defaults(struct sampling_config *c)
 {
@@ -69,9 +72,19 @@ void events_defaults(struct sampling_config *c)
 	c->stdout_per_second = 100;
 }
 
-void events_configure(const struct sampling_config *c)
+struct events *events_new(const struct sampling_config *c)
 {
-	cfg = *c;
+	struct events *evs = calloc(1, sizeof(*evs));
+
+	if (!evs)
+		return NULL;
+	evs->cfg = *c;
+	evs->ring_fd = -1;
+	for (int t = 0; t < EV_NR_TYPES; t++)
+		evs->stats_fd[t] = -1;
+	pthread_mutex_init(&evs->stats_lock, NULL);
+	pthread_mutex_init(&evs->lock, NULL);
+	return evs;
 }
 
 const char *event_type_name(unsigned type)
@@ -139,7 +152,8 @@ static void sample_config_of(const struct sampling_config *c, enum event_type ty
 	sc->wakeup_bytes = c->ring_bytes / 4;
 }
 
-int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_config *sc)
+int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type type,
+		   struct sample_config *sc)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "events");
 	struct bpf_map *state = bpf_object__find_map_by_name(obj, "events_state");
@@ -147,49 +161,50 @@ int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_c
 	memset(sc, 0, sizeof(*sc));
 	if (state)
 		bpf_map__set_max_entries(state, cpu_array_entries(1)); /* by-CPU: one per CPU */
-	if (!cfg.rate[type] || !map)
+	if (!evs->cfg.rate[type] || !map)
 		return 0;
-	sample_config_of(&cfg, type, sc);
-	if (ring_fd < 0) {
-		ring_fd =
-			bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, cfg.ring_bytes, NULL);
-		if (ring_fd < 0) {
+	sample_config_of(&evs->cfg, type, sc);
+	if (evs->ring_fd < 0) {
+		evs->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0,
+					      evs->cfg.ring_bytes, NULL);
+		if (evs->ring_fd < 0) {
 			log_error("sampling: cannot create a %u-byte ring buffer: %s",
-				  cfg.ring_bytes, strerror(errno));
+				  evs->cfg.ring_bytes, strerror(errno));
 			return -errno;
 		}
 	}
-	return bpf_map__reuse_fd(map, ring_fd);
+	return bpf_map__reuse_fd(map, evs->ring_fd);
 }
 
 /* Stop the consumer thread; the ring buffer, the store and the analyzers stay. */
-static void consumer_stop(void)
+static void consumer_stop(struct events *evs)
 {
-	if (__atomic_exchange_n(&running, false, __ATOMIC_ACQ_REL))
-		pthread_join(thread, NULL);
+	if (__atomic_exchange_n(&evs->running, false, __ATOMIC_ACQ_REL))
+		pthread_join(evs->thread, NULL);
 }
 
 /* The newest events of the store, as many as max fits, in a store of that size. Lock held. */
-static void store_resize(unsigned max)
+static void store_resize(struct events *evs, unsigned max)
 {
-	size_t n = store_n < max ? store_n : max;
+	size_t n = evs->store_n < max ? evs->store_n : max;
 	struct event_rec *v;
 
-	if (!store)
+	if (!evs->store)
 		return;
 	v = calloc(max, sizeof(*v));
 	if (!v) {
-		free(store); /* keep nothing rather than index past a smaller store */
-		store = NULL;
-		store_n = store_head = 0;
+		free(evs->store); /* keep nothing rather than index past a smaller store */
+		evs->store = NULL;
+		evs->store_n = evs->store_head = 0;
 		return;
 	}
 	for (size_t k = 0; k < n; k++)
-		v[k] = store[(store_head + cfg.max_events - n + k) % cfg.max_events];
-	free(store);
-	store = v;
-	store_n = n;
-	store_head = n % max;
+		v[k] = evs->store[(evs->store_head + evs->cfg.max_events - n + k) %
+				  evs->cfg.max_events];
+	free(evs->store);
+	evs->store = v;
+	evs->store_n = n;
+	evs->store_head = n % max;
 }
 
 static bool same_sampling(const struct sampling_config *a, const struct sampling_config *b)
@@ -201,37 +216,37 @@ static bool same_sampling(const struct sampling_config *a, const struct sampling
 	       a->to_stdout == b->to_stdout && a->stdout_per_second == b->stdout_per_second;
 }
 
-unsigned events_reconfigure(const struct sampling_config *c)
+unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 {
 	struct sample_config a, b;
 	unsigned restart = 0;
 
-	if (same_sampling(c, &cfg))
+	if (same_sampling(c, &evs->cfg))
 		return 0;
 	/* The consumer reads cfg without the lock: it waits while cfg changes. */
-	consumer_stop();
+	consumer_stop(evs);
 	for (int t = 1; t < EV_NR_TYPES; t++) {
-		sample_config_of(&cfg, t, &a);
+		sample_config_of(&evs->cfg, t, &a);
 		sample_config_of(c, t, &b);
 		if (memcmp(&a, &b, sizeof(a)))
 			restart |= 1u << t;
 	}
 	/* Another size is another ring: every program writing into the old one restarts. */
-	if (c->ring_bytes != cfg.ring_bytes && ring_fd >= 0) {
-		ring_buffer__free(rb);
-		rb = NULL;
-		close(ring_fd);
-		ring_fd = -1;
+	if (c->ring_bytes != evs->cfg.ring_bytes && evs->ring_fd >= 0) {
+		ring_buffer__free(evs->rb);
+		evs->rb = NULL;
+		close(evs->ring_fd);
+		evs->ring_fd = -1;
 	}
-	pthread_mutex_lock(&lock);
-	if (c->max_events != cfg.max_events)
-		store_resize(c->max_events);
-	cfg = *c;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&evs->lock);
+	if (c->max_events != evs->cfg.max_events)
+		store_resize(evs, c->max_events);
+	evs->cfg = *c;
+	pthread_mutex_unlock(&evs->lock);
 	return restart;
 }
 
-void events_loaded(struct bpf_object *obj, enum event_type type)
+void events_loaded(struct events *evs, struct bpf_object *obj, enum event_type type)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "events_stats");
 	int fd = map ? fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 0) : -1;
@@ -239,34 +254,34 @@ void events_loaded(struct bpf_object *obj, enum event_type type)
 	if (map && fd < 0)
 		log_warn("sampling: cannot keep the %s counters: %s", event_type_name(type),
 			 strerror(errno));
-	pthread_mutex_lock(&stats_lock);
-	if (stats_fd[type] >= 0)
-		close(stats_fd[type]);
-	stats_fd[type] = fd;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&evs->stats_lock);
+	if (evs->stats_fd[type] >= 0)
+		close(evs->stats_fd[type]);
+	evs->stats_fd[type] = fd;
+	pthread_mutex_unlock(&evs->stats_lock);
 }
 
-void events_unloaded(enum event_type type)
+void events_unloaded(struct events *evs, enum event_type type)
 {
-	pthread_mutex_lock(&stats_lock);
-	if (stats_fd[type] >= 0)
-		close(stats_fd[type]);
-	stats_fd[type] = -1;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&evs->stats_lock);
+	if (evs->stats_fd[type] >= 0)
+		close(evs->stats_fd[type]);
+	evs->stats_fd[type] = -1;
+	pthread_mutex_unlock(&evs->stats_lock);
 }
 
-static bool stats_loaded(int type)
+static bool stats_loaded(struct events *evs, int type)
 {
 	bool loaded;
 
-	pthread_mutex_lock(&stats_lock);
-	loaded = stats_fd[type] >= 0;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&evs->stats_lock);
+	loaded = evs->stats_fd[type] >= 0;
+	pthread_mutex_unlock(&evs->stats_lock);
 	return loaded;
 }
 
 /* One counter of a type summed over CPUs (0 when unreadable). */
-static uint64_t read_stat(int type, uint32_t stat)
+static uint64_t read_stat(struct events *evs, int type, uint32_t stat)
 {
 	int ncpus = libbpf_num_possible_cpus(), err = -1;
 	uint64_t sum = 0;
@@ -275,10 +290,10 @@ static uint64_t read_stat(int type, uint32_t stat)
 		return 0;
 	uint64_t v[ncpus];
 
-	pthread_mutex_lock(&stats_lock);
-	if (stats_fd[type] >= 0)
-		err = bpf_map_lookup_elem(stats_fd[type], &stat, v);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&evs->stats_lock);
+	if (evs->stats_fd[type] >= 0)
+		err = bpf_map_lookup_elem(evs->stats_fd[type], &stat, v);
+	pthread_mutex_unlock(&evs->stats_lock);
 	if (err)
 		return 0;
 	for (int i = 0; i < ncpus; i++)
@@ -286,23 +301,24 @@ static uint64_t read_stat(int type, uint32_t stat)
 	return sum;
 }
 
-static void check_losses(void)
+static void check_losses(struct events *evs)
 {
 	for (int t = 1; t < EV_NR_TYPES; t++) {
-		if (read_stat(t, EV_STAT_LOST))
-			log_once(logged_lost[t], LOG_WARN,
+		if (read_stat(evs, t, EV_STAT_LOST))
+			log_once(evs->logged_lost[t], LOG_WARN,
 				 "sampling: %s events lost, the ring buffer was full "
 				 "(ring_buffer_bytes=%u); see netstack_events_lost_total",
-				 event_type_name(t), cfg.ring_bytes);
-		if (read_stat(t, EV_STAT_RATELIMITED))
-			log_once(logged_limited[t], LOG_WARN,
+				 event_type_name(t), evs->cfg.ring_bytes);
+		if (read_stat(evs, t, EV_STAT_RATELIMITED))
+			log_once(evs->logged_limited[t], LOG_WARN,
 				 "sampling: %s events over %s_max_events_per_second=%u per CPU are "
 				 "dropped; see netstack_events_ratelimited_total",
-				 event_type_name(t), event_type_name(t), cfg.max_per_second[t]);
+				 event_type_name(t), event_type_name(t),
+				 evs->cfg.max_per_second[t]);
 	}
 }
 
-void events_collect(struct expo *e)
+void events_collect(struct events *evs, struct expo *e)
 {
 	static const struct {
 		const char *name, *help;
@@ -319,10 +335,10 @@ void events_collect(struct expo *e)
 		for (int t = 1; t < EV_NR_TYPES; t++) {
 			struct labels l = { 0 };
 
-			if (!stats_loaded(t))
+			if (!stats_loaded(evs, t))
 				continue;
 			labels_add(&l, "type", event_type_name(t));
-			expo_u64(e, &l, read_stat(t, s));
+			expo_u64(e, &l, read_stat(evs, t, s));
 		}
 	}
 }
@@ -345,100 +361,104 @@ int event_decode(const void *data, size_t len, struct event *out)
 }
 
 /* At most stdout_max_per_second lines (GCRA with a one-second burst), the rest counted. */
-static void log_stdout(const struct event_rec *r)
+static void log_stdout(struct events *evs, const struct event_rec *r)
 {
-	double interval = 1.0 / cfg.stdout_per_second;
+	double interval = 1.0 / evs->cfg.stdout_per_second;
 
-	if (stdout_tat < r->time)
-		stdout_tat = r->time;
-	if (stdout_tat - r->time > 1.0) {
-		stdout_suppressed++;
-		log_once(logged_stdout, LOG_WARN,
+	if (evs->stdout_tat < r->time)
+		evs->stdout_tat = r->time;
+	if (evs->stdout_tat - r->time > 1.0) {
+		evs->stdout_suppressed++;
+		log_once(evs->logged_stdout, LOG_WARN,
 			 "sampling: more than stdout_max_per_second=%u events; the rest are not "
 			 "logged to stdout",
-			 cfg.stdout_per_second);
+			 evs->cfg.stdout_per_second);
 		return;
 	}
-	stdout_tat += interval;
-	event_json(&line, r);
-	mbuf_puts(&line, "\n");
+	evs->stdout_tat += interval;
+	event_json(&evs->line, r);
+	mbuf_puts(&evs->line, "\n");
 }
 
 /* Whole lines in one write(2): never interleaved with the log on stderr, even in one file. */
-static void flush_stdout(void)
+static void flush_stdout(struct events *evs)
 {
-	pthread_mutex_lock(&lock);
-	if (line.len && !line.oom && write(STDOUT_FILENO, line.data, line.len) < 0)
-		log_once(logged_write, LOG_WARN, "sampling: cannot write events to stdout: %s",
+	pthread_mutex_lock(&evs->lock);
+	if (evs->line.len && !evs->line.oom &&
+	    write(STDOUT_FILENO, evs->line.data, evs->line.len) < 0)
+		log_once(evs->logged_write, LOG_WARN, "sampling: cannot write events to stdout: %s",
 			 strerror(errno));
-	mbuf_reset(&line);
-	pthread_mutex_unlock(&lock);
+	mbuf_reset(&evs->line);
+	pthread_mutex_unlock(&evs->lock);
 }
 
-/* Free every type's state. Lock held, and no scrape running or starting (their exemplars). */
-static void analyzers_fini(void)
+/*
+ * Free every type's state. Lock held (or no other thread left), and no scrape running or
+ * starting (their exemplars).
+ */
+static void analyzers_fini(struct events *evs)
 {
 	for (int t = 1; t < EV_NR_TYPES; t++) {
-		void *s = __atomic_exchange_n(&states[t], NULL, __ATOMIC_ACQ_REL);
+		void *s = __atomic_exchange_n(&evs->states[t], NULL, __ATOMIC_ACQ_REL);
 
 		if (s)
 			event_descs[t]->fini(s);
 	}
-	analyzers_ready = false;
+	evs->analyzers_ready = false;
 }
 
 /* Each type's state, made once; k NULL: without the kernel's names (the fuzzer). Lock held. */
-static int analyzers_init(const struct kernel *k)
+static int analyzers_init(struct events *evs, const struct kernel *k)
 {
-	for (int t = 1; t < EV_NR_TYPES && !analyzers_ready; t++) {
+	for (int t = 1; t < EV_NR_TYPES && !evs->analyzers_ready; t++) {
 		void *s = NULL;
 
 		if (event_descs[t] && !event_descs[t]->init(k, &s)) {
-			__atomic_store_n(&states[t], s, __ATOMIC_RELEASE);
+			__atomic_store_n(&evs->states[t], s, __ATOMIC_RELEASE);
 		} else if (event_descs[t]) {
 			log_error("sampling: cannot set up the %s analyzer", event_type_name(t));
-			analyzers_fini();
+			analyzers_fini(evs);
 			return -1;
 		}
 	}
-	analyzers_ready = true;
+	evs->analyzers_ready = true;
 	return 0;
 }
 
-void events_add(const struct event *ev, double unix_time)
+void events_add(struct events *evs, const struct event *ev, double unix_time)
 {
 	struct event_rec *r;
 
-	pthread_mutex_lock(&lock);
-	if (!analyzers_ready && analyzers_init(NULL)) {
-		pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&evs->lock);
+	if (!evs->analyzers_ready && analyzers_init(evs, NULL)) {
+		pthread_mutex_unlock(&evs->lock);
 		return;
 	}
-	if (!store) {
-		store = calloc(cfg.max_events, sizeof(*store));
-		if (!store) {
-			pthread_mutex_unlock(&lock);
+	if (!evs->store) {
+		evs->store = calloc(evs->cfg.max_events, sizeof(*evs->store));
+		if (!evs->store) {
+			pthread_mutex_unlock(&evs->lock);
 			return;
 		}
 	}
-	r = &store[store_head];
-	store_head = (store_head + 1) % cfg.max_events;
-	if (store_n < cfg.max_events)
-		store_n++;
+	r = &evs->store[evs->store_head];
+	evs->store_head = (evs->store_head + 1) % evs->cfg.max_events;
+	if (evs->store_n < evs->cfg.max_events)
+		evs->store_n++;
 	memset(r, 0, sizeof(*r));
 	r->ev = *ev;
-	r->seq = ++seq;
+	r->seq = ++evs->seq;
 	r->time = unix_time;
-	event_descs[ev->type]->entry(states[ev->type], r);
-	if (cfg.to_stdout)
-		log_stdout(r);
-	pthread_mutex_unlock(&lock);
+	event_descs[ev->type]->entry(evs->states[ev->type], r);
+	if (evs->cfg.to_stdout)
+		log_stdout(evs, r);
+	pthread_mutex_unlock(&evs->lock);
 }
 
-bool events_exemplar(enum event_type type, const void *series, struct labels *l, char *buf,
-		     size_t len, double *time)
+bool events_exemplar(struct events *evs, enum event_type type, const void *series, struct labels *l,
+		     char *buf, size_t len, double *time)
 {
-	void *s = type < EV_NR_TYPES ? __atomic_load_n(&states[type], __ATOMIC_ACQUIRE) : NULL;
+	void *s = type < EV_NR_TYPES ? __atomic_load_n(&evs->states[type], __ATOMIC_ACQUIRE) : NULL;
 
 	return s && event_descs[type]->exemplar &&
 	       event_descs[type]->exemplar(s, series, l, buf, len, time);
@@ -454,91 +474,92 @@ static double clock_seconds(clockid_t c)
 
 static int handle_event(void *ctx, void *data, size_t len)
 {
-	static bool logged_bad;
+	struct events *evs = ctx;
 	struct event ev;
 
-	(void)ctx;
 	if (event_decode(data, len, &ev)) {
-		log_once(logged_bad, LOG_WARN, "sampling: ignoring a malformed %zu-byte event",
+		log_once(evs->logged_bad, LOG_WARN, "sampling: ignoring a malformed %zu-byte event",
 			 len);
 		return 0;
 	}
 	/* Monotonic to wall clock, at the time of reading (events are at most a poll old). */
-	events_add(&ev,
+	events_add(evs, &ev,
 		   clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC) + ev.ts_ns / 1e9);
 	return 0;
 }
 
 static void *consume(void *arg)
 {
+	struct events *evs = arg;
 	time_t last = 0;
 
-	(void)arg;
-	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE)) {
+	while (__atomic_load_n(&evs->running, __ATOMIC_ACQUIRE)) {
 		/* Woken for a backlog, else every 100 ms: the kernel spares per-event wakeups. */
-		int n = ring_buffer__poll(rb, 100);
+		int n = ring_buffer__poll(evs->rb, 100);
 
 		if (n >= 0)
-			n = ring_buffer__consume(rb);
+			n = ring_buffer__consume(evs->rb);
 
 		if (n < 0 && n != -EINTR) {
 			log_error("sampling: reading the ring buffer failed: %s", strerror(-n));
 			break;
 		}
-		flush_stdout(); /* nothing to write unless [sampling] stdout is on */
+		flush_stdout(evs); /* nothing to write unless [sampling] stdout is on */
 		if (time(NULL) != last) {
 			last = time(NULL);
-			check_losses();
+			check_losses(evs);
 		}
 	}
 	return NULL;
 }
 
-int events_start(const struct kernel *k)
+int events_start(struct events *evs, const struct kernel *k)
 {
 	int err;
 
-	if (ring_fd < 0 || __atomic_load_n(&running, __ATOMIC_ACQUIRE))
+	if (evs->ring_fd < 0 || __atomic_load_n(&evs->running, __ATOMIC_ACQUIRE))
 		return 0;
-	pthread_mutex_lock(&lock);
-	err = analyzers_init(k);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&evs->lock);
+	err = analyzers_init(evs, k);
+	pthread_mutex_unlock(&evs->lock);
 	if (err)
 		return -1;
-	if (!rb)
-		rb = ring_buffer__new(ring_fd, handle_event, NULL, NULL);
-	if (!rb) {
+	if (!evs->rb)
+		evs->rb = ring_buffer__new(evs->ring_fd, handle_event, evs, NULL);
+	if (!evs->rb) {
 		log_error("sampling: cannot read the ring buffer: %s", strerror(errno));
 		return -errno;
 	}
-	__atomic_store_n(&running, true, __ATOMIC_RELEASE);
-	err = pthread_create(&thread, NULL, consume, NULL);
+	__atomic_store_n(&evs->running, true, __ATOMIC_RELEASE);
+	err = pthread_create(&evs->thread, NULL, consume, evs);
 	if (err) {
-		__atomic_store_n(&running, false, __ATOMIC_RELEASE);
-		ring_buffer__free(rb);
-		rb = NULL;
+		__atomic_store_n(&evs->running, false, __ATOMIC_RELEASE);
+		ring_buffer__free(evs->rb);
+		evs->rb = NULL;
 		return -err;
 	}
 	log_info("sampling: reading events (ring buffer %u bytes, keeping the last %u)",
-		 cfg.ring_bytes, cfg.max_events);
+		 evs->cfg.ring_bytes, evs->cfg.max_events);
 	return 0;
 }
 
-void events_stop(void)
+void events_free(struct events *evs)
 {
-	consumer_stop();
-	ring_buffer__free(rb);
-	rb = NULL;
-	if (ring_fd >= 0)
-		close(ring_fd);
-	ring_fd = -1;
-	pthread_mutex_lock(&lock);
-	analyzers_fini();
-	free(store);
-	store = NULL;
-	store_n = store_head = 0;
-	mbuf_free(&line);
-	pthread_mutex_unlock(&lock);
+	if (!evs)
+		return;
+	consumer_stop(evs);
+	ring_buffer__free(evs->rb);
+	if (evs->ring_fd >= 0)
+		close(evs->ring_fd);
+	for (int t = 0; t < EV_NR_TYPES; t++)
+		if (evs->stats_fd[t] >= 0)
+			close(evs->stats_fd[t]);
+	analyzers_fini(evs);
+	free(evs->store);
+	mbuf_free(&evs->line);
+	pthread_mutex_destroy(&evs->lock);
+	pthread_mutex_destroy(&evs->stats_lock);
+	free(evs);
 }
 
 /* ---- output ---- */
@@ -567,46 +588,51 @@ static bool matches(const struct event_rec *r, const struct event_filter *f)
 }
 
 /* The i-th stored event, oldest first. Lock held. */
-static const struct event_rec *stored(size_t i)
+static const struct event_rec *stored(const struct events *evs, size_t i)
 {
-	return &store[(store_head + cfg.max_events - store_n + i) % cfg.max_events];
+	return &evs->store[(evs->store_head + evs->cfg.max_events - evs->store_n + i) %
+			   evs->cfg.max_events];
 }
 
 /*
  * Stored events hold consecutive seq numbers, the newest being seq (also across a restart of
- * the store, which empties it): the one with seq s is stored(s - oldest_seq()). Lock held.
+ * the store, which empties it): the one with seq s is stored(evs, s - oldest_seq(evs)). Lock
+ * held.
  */
-static uint64_t oldest_seq(void)
+static uint64_t oldest_seq(const struct events *evs)
 {
-	return seq - store_n + 1;
+	return evs->seq - evs->store_n + 1;
 }
 
-void events_cursor_open(struct events_cursor *c, const struct event_filter *f, unsigned limit)
+void events_cursor_open(struct events *evs, struct events_cursor *c, const struct event_filter *f,
+			unsigned limit)
 {
 	uint64_t oldest;
 
 	memset(c, 0, sizeof(*c));
+	c->evs = evs;
 	c->f = *f;
 	if (f->reason) {
 		snprintf(c->reason, sizeof(c->reason), "%s", f->reason);
 		c->f.reason = c->reason;
 	}
-	pthread_mutex_lock(&lock);
-	oldest = oldest_seq();
+	pthread_mutex_lock(&evs->lock);
+	oldest = oldest_seq(evs);
 	c->next = oldest;
-	c->end = seq;
+	c->end = evs->seq;
 	/* Back from the newest to the oldest of the last `limit` matching events. */
-	for (size_t i = store_n; i-- > 0 && c->left < limit;) {
-		if (matches(stored(i), &c->f)) {
+	for (size_t i = evs->store_n; i-- > 0 && c->left < limit;) {
+		if (matches(stored(evs, i), &c->f)) {
 			c->left++;
 			c->next = oldest + i;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&evs->lock);
 }
 
 long events_cursor_read(struct events_cursor *c, char *buf, size_t max)
 {
+	struct events *evs = c->evs;
 	size_t n;
 
 	if (c->off == c->pending.len) {
@@ -614,13 +640,13 @@ long events_cursor_read(struct events_cursor *c, char *buf, size_t max)
 
 		mbuf_reset(&c->pending);
 		c->off = 0;
-		pthread_mutex_lock(&lock);
-		oldest = oldest_seq();
+		pthread_mutex_lock(&evs->lock);
+		oldest = oldest_seq(evs);
 		if (c->next < oldest)
 			c->next = oldest;
 		/* About max bytes per piece: the lock is held for a few dozen events at most. */
 		while (c->left && c->next <= c->end && c->pending.len < max) {
-			const struct event_rec *r = stored(c->next++ - oldest);
+			const struct event_rec *r = stored(evs, c->next++ - oldest);
 
 			if (!matches(r, &c->f))
 				continue;
@@ -628,7 +654,7 @@ long events_cursor_read(struct events_cursor *c, char *buf, size_t max)
 			mbuf_puts(&c->pending, "\n");
 			c->left--;
 		}
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&evs->lock);
 		if (c->pending.oom)
 			return -1;
 	}
@@ -646,35 +672,35 @@ void events_cursor_close(struct events_cursor *c)
 	mbuf_free(&c->pending);
 }
 
-void events_top_json(struct mbuf *m)
+void events_top_json(struct events *evs, struct mbuf *m)
 {
 	double now = clock_seconds(CLOCK_REALTIME);
 	bool first = true;
 
 	mbuf_puts(m, "{");
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&evs->lock);
 	for (int t = 1; t < EV_NR_TYPES; t++) {
 		if (!event_descs[t])
 			continue;
 		mbuf_printf(m, "%s\"%s\":", first ? "" : ",", event_descs[t]->name);
-		event_descs[t]->top_json(states[t], m, now);
+		event_descs[t]->top_json(evs->states[t], m, now);
 		first = false;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&evs->lock);
 	mbuf_puts(m, "}\n");
 }
 
-void events_status_html(struct mbuf *m)
+void events_status_html(struct events *evs, struct mbuf *m)
 {
 	double now = clock_seconds(CLOCK_REALTIME);
 	char when[32];
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&evs->lock);
 	for (int t = 1; t < EV_NR_TYPES; t++)
 		if (event_descs[t])
-			event_descs[t]->top_html(states[t], m, now);
+			event_descs[t]->top_html(evs->states[t], m, now);
 	mbuf_puts(m, "<h2>Latest sampled events</h2>\n");
-	if (!store_n)
+	if (!evs->store_n)
 		mbuf_puts(m, "<p class=\"empty\">No sampled events yet (sampling is off by "
 			     "default: [sampling] *_sample_rate).</p>\n");
 	else
@@ -682,8 +708,8 @@ void events_status_html(struct mbuf *m)
 			     "<th>protocol</th><th>netns</th><th>source</th><th>destination</th>"
 			     "<th>detail</th></tr>\n");
 	/* Newest first. */
-	for (size_t k = 0; k < store_n && k < HTML_EVENTS; k++) {
-		const struct event_rec *r = stored(store_n - 1 - k);
+	for (size_t k = 0; k < evs->store_n && k < HTML_EVENTS; k++) {
+		const struct event_rec *r = stored(evs, evs->store_n - 1 - k);
 		time_t t = (time_t)r->time;
 		struct tm tm;
 
@@ -695,7 +721,7 @@ void events_status_html(struct mbuf *m)
 		event_descs[r->ev.type]->html(m, r);
 		mbuf_puts(m, "</td></tr>\n");
 	}
-	if (store_n)
+	if (evs->store_n)
 		mbuf_puts(m, "</table>\n");
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&evs->lock);
 }

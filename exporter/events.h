@@ -54,39 +54,45 @@ void events_defaults(struct sampling_config *c);
 /* One [sampling] key; 0 or -1 with err set. */
 int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
 	       size_t errlen);
-/* The configuration to run with (copied), before any collector starts. */
-void events_configure(const struct sampling_config *c);
+/*
+ * The sampled events of one exporter, run with c (copied): made before any collector starts
+ * (main.c owns it), freed after every collector stopped and every thread that reads it joined.
+ * NULL: out of memory.
+ */
+struct events;
+struct events *events_new(const struct sampling_config *c);
+void events_free(struct events *evs);
 /*
  * A reload (holding the scrape lock): c applies now to the store and stdout; returns a bit
  * (1 << type) per event type whose collector must restart for its sampling settings (read-only
  * data of its BPF programs) or a new ring buffer. Then call events_start again.
  */
-unsigned events_reconfigure(const struct sampling_config *c);
+unsigned events_reconfigure(struct events *evs, const struct sampling_config *c);
 
 /*
  * Called by a collector between open and load: fills the object's sample_cfg for type and,
  * when that type is sampled, makes the object use the shared ring buffer. 0 or -errno.
  */
-int events_prepare(struct bpf_object *obj, enum event_type type, struct sample_config *cfg);
+int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type type,
+		   struct sample_config *cfg);
 /* After load: the object's counters are read from now on. */
-void events_loaded(struct bpf_object *obj, enum event_type type);
+void events_loaded(struct events *evs, struct bpf_object *obj, enum event_type type);
 /* Its collector stops: the counters' own copy of the fd is closed (before the collector's). */
-void events_unloaded(enum event_type type);
+void events_unloaded(struct events *evs, enum event_type type);
 /*
- * Start (again, after a reload) / stop the consumer thread (a no-op when nothing is sampled).
- * k (reasons, TCP states, symbols) must outlive the thread: events_stop joins it.
+ * Start (again, after a reload) the consumer thread (a no-op when nothing is sampled). k
+ * (reasons, TCP states, symbols) must outlive the thread: events_free joins it.
  */
 struct kernel;
-int events_start(const struct kernel *k);
-void events_stop(void);
+int events_start(struct events *evs, const struct kernel *k);
 
 /* netstack_events_*_total, during a scrape. */
-void events_collect(struct expo *e);
+void events_collect(struct events *evs, struct expo *e);
 
 /* Validate raw ring buffer bytes: 0 and *out filled, or -EINVAL (never reads past len). */
 int event_decode(const void *data, size_t len, struct event *out);
 /* Run its type's analyzer on a decoded event and keep it (what the consumer thread does). */
-void events_add(const struct event *ev, double unix_time);
+void events_add(struct events *evs, const struct event *ev, double unix_time);
 /* One event as a JSON object, no newline. */
 void event_json(struct mbuf *m, const struct event_rec *r);
 const char *event_type_name(unsigned type);
@@ -106,6 +112,7 @@ struct event_filter {
  * events evicted before their turn are skipped.
  */
 struct events_cursor {
+	struct events *evs;
 	struct event_filter f;
 	char reason[72];     /* f.reason's copy */
 	uint64_t next, end;  /* seq of the next event to look at, and of the last */
@@ -113,22 +120,23 @@ struct events_cursor {
 	struct mbuf pending; /* rendered lines not yet read */
 	size_t off;
 };
-void events_cursor_open(struct events_cursor *c, const struct event_filter *f, unsigned limit);
+void events_cursor_open(struct events *evs, struct events_cursor *c, const struct event_filter *f,
+			unsigned limit);
 /* Up to max bytes of JSON lines into buf: their number, 0 at the end, -1 out of memory. */
 long events_cursor_read(struct events_cursor *c, char *buf, size_t max);
 void events_cursor_close(struct events_cursor *c);
 /* The analyzers' top-K lists as one JSON object. */
-void events_top_json(struct mbuf *m);
+void events_top_json(struct events *evs, struct mbuf *m);
 /* HTML fragments for the landing page: top-K lists and the latest events, escaped. */
-void events_status_html(struct mbuf *m);
+void events_status_html(struct events *evs, struct mbuf *m);
 
 /*
  * Exemplar of a series of type's collector: the latest sampled event of that series (type's
  * own key), as labels (values point into buf) and the event's time; false when there is none.
  */
 struct labels;
-bool events_exemplar(enum event_type type, const void *series, struct labels *l, char *buf,
-		     size_t len, double *time);
+bool events_exemplar(struct events *evs, enum event_type type, const void *series, struct labels *l,
+		     char *buf, size_t len, double *time);
 /*
  * The drop type's series (analyzers/drop.c): reason, family and protocol (drops.h enums) and,
  * when non-NULL/non-zero, function, netns and interface.

@@ -113,7 +113,8 @@ static void free_events(void *cls)
 }
 
 /* The JSON lines, streamed: chunked in HTTP/1.1, until the connection closes in HTTP/1.0. */
-static enum MHD_Result stream_events(struct MHD_Connection *conn, const struct args *a)
+static enum MHD_Result stream_events(struct events *evs, struct MHD_Connection *conn,
+				     const struct args *a)
 {
 	struct events_cursor *c = malloc(sizeof(*c));
 	struct MHD_Response *r;
@@ -121,7 +122,7 @@ static enum MHD_Result stream_events(struct MHD_Connection *conn, const struct a
 
 	if (!c)
 		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	events_cursor_open(c, &a->f, a->limit ? a->limit : EVENTS_MAX);
+	events_cursor_open(evs, c, &a->f, a->limit ? a->limit : EVENTS_MAX);
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, EVENTS_BLOCK, read_events, c,
 					      free_events);
 	if (!r) {
@@ -134,7 +135,7 @@ static enum MHD_Result stream_events(struct MHD_Connection *conn, const struct a
 	return ret;
 }
 
-enum MHD_Result events_http(struct MHD_Connection *conn, const char *url)
+enum MHD_Result events_http(struct events *evs, struct MHD_Connection *conn, const char *url)
 {
 	struct mbuf m = { 0 };
 	struct args a = { 0 };
@@ -144,12 +145,12 @@ enum MHD_Result events_http(struct MHD_Connection *conn, const char *url)
 		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, parse_arg, &a);
 		if (a.err[0])
 			return http_send_text(conn, MHD_HTTP_BAD_REQUEST, a.err);
-		return stream_events(conn, &a);
+		return stream_events(evs, conn, &a);
 	}
 	if (strcmp(url, "/events/top"))
 		return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 	/* Bounded: three lists of at most ten entries. */
-	events_top_json(&m);
+	events_top_json(evs, &m);
 	if (m.oom)
 		ret = http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	else

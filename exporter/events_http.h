@@ -4,7 +4,8 @@
 
 #include <microhttpd.h>
 
-/* GET /events and /events/top (and 404 for anything else under /events/). */
-enum MHD_Result events_http(struct MHD_Connection *conn, const char *url);
+/* GET /events and /events/top of evs, and 404 for anything else under /events/. */
+struct events;
+enum MHD_Result events_http(struct events *evs, struct MHD_Connection *conn, const char *url);
 
 #endif

@@ -53,7 +53,10 @@ struct http {
 	struct guard_pool *guards;
 	struct mbuf body, gz; /* under the scrape lock */
 	size_t body_hint;     /* the last body's size: the next one starts with that room */
-	const struct status *status; /* main's: what the status page shows */
+	/* main's: what /metrics, the status page and /events show */
+	struct scrape *scrape;
+	const struct status *status;
+	struct events *events;
 };
 
 /* What a request's context points to once its headers were seen, or else a password check. */
@@ -69,10 +72,10 @@ static enum MHD_Result serve_metrics(struct http *h, struct MHD_Connection *conn
 	struct guard_stats gs;
 	enum MHD_Result ret;
 
-	scrape_lock();
+	scrape_lock(h->scrape);
 	mbuf_reserve(&h->body, h->body_hint); /* one allocation, not a doubling series */
 	guard_stats(h->guards, &gs);
-	scrape_render(&h->body, format, &gs);
+	scrape_render(h->scrape, &h->body, format, &gs);
 	h->body_hint = h->body.len;
 	if (h->body.oom)
 		ret = http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
@@ -82,7 +85,7 @@ static enum MHD_Result serve_metrics(struct http *h, struct MHD_Connection *conn
 		ret = http_send_mbuf(conn, format_content_type(format), &h->body, false);
 	mbuf_free(&h->body);
 	mbuf_free(&h->gz);
-	scrape_unlock();
+	scrape_unlock(h->scrape);
 	return ret;
 }
 
@@ -91,9 +94,9 @@ static enum MHD_Result serve_landing(struct MHD_Connection *conn, const struct w
 	struct mbuf page = { 0 };
 	enum MHD_Result ret;
 
-	scrape_lock();
+	scrape_lock(w->h->scrape);
 	status_page(w->h->status, &page, w->cfg.metrics_path);
-	scrape_unlock();
+	scrape_unlock(w->h->scrape);
 	ret = page.oom ? http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n")
 		       : http_send_mbuf(conn, "text/html; charset=utf-8", &page, false);
 	mbuf_free(&page);
@@ -258,7 +261,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!strcmp(url, "/healthz"))
 		return http_send_text(conn, MHD_HTTP_OK, "ok\n");
 	if (!strcmp(url, "/events") || !strncmp(url, "/events/", 8))
-		return events_http(conn, url);
+		return events_http(w->h->events, conn, url);
 	return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
@@ -627,7 +630,8 @@ static int listen_socket(const struct web *w)
 	return fd;
 }
 
-struct http *http_open(const struct config *cfg, const struct status *status)
+struct http *http_open(const struct config *cfg, struct scrape *sc, const struct status *status,
+		       struct events *evs)
 {
 	char err[512] = "";
 	struct http *h = calloc(1, sizeof(*h));
@@ -647,7 +651,9 @@ struct http *http_open(const struct config *cfg, const struct status *status)
 		return NULL;
 	}
 	w->h = h;
+	h->scrape = sc;
 	h->status = status;
+	h->events = evs;
 	h->active = w;
 	return h;
 }

@@ -12,12 +12,16 @@
  * process may still (ports below 1024, files only root reads); start serves in
  * libmicrohttpd's own thread, after privileges are dropped so the thread inherits the dropped
  * state (capabilities are per thread). Both 0 or -1 (logged); http_stop cleans up either.
- * status (main's, until after http_stop) is what the status page shows.
+ * What it serves is main's, until after http_stop: sc renders /metrics, status is the status
+ * page, evs the sampled events of /events.
  */
 struct http;
+struct scrape;
 struct status;
+struct events;
 /* NULL: failed (logged) */
-struct http *http_open(const struct config *cfg, const struct status *status);
+struct http *http_open(const struct config *cfg, struct scrape *sc, const struct status *status,
+		       struct events *evs);
 int http_start(struct http *h);
 /*
  * A reload in three steps. Prepare reads and checks what a new configuration needs (the TLS

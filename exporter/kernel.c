@@ -568,18 +568,16 @@ bool kernel_at_least(unsigned major, unsigned minor)
 	       (ma > major || (ma == major && mi >= minor));
 }
 
-const char *bpf_memlock_hint(int err)
+const char *bpf_memlock_hint(int err, char *buf, size_t len)
 {
-	static char hint[200];
 	struct rlimit rl;
 
 	if (err != -EPERM || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    kernel_at_least(5, 11))
 		return "";
-	/* Main thread only (collectors start there): one buffer is enough. */
-	snprintf(hint, sizeof(hint),
+	snprintf(buf, len,
 		 "; RLIMIT_MEMLOCK is %llu KiB and kernels before 5.11 charge BPF maps to it "
 		 "(raise it: systemd LimitMEMLOCK=infinity, ulimit -l unlimited)",
 		 (unsigned long long)rl.rlim_cur / 1024);
-	return hint;
+	return buf;
 }

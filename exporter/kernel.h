@@ -110,7 +110,7 @@ struct kernel {
 	struct reason_table rst_reasons; /* enum sk_rst_reason */
 	int rst_reasons_err;
 	struct kernel_features features;
-	/* kallsyms: 6.7 MiB and 0.2 s here, so read only by those who need it, once. */
+	/* kallsyms: megabytes to read, so read only by those who need it, once. */
 	struct kernel_syms *syms;
 };
 
@@ -123,9 +123,9 @@ void kernel_free(struct kernel *k);
 
 /*
  * Why a BPF load failed with err (-EPERM) when it is RLIMIT_MEMLOCK: kernels before 5.11 charge
- * BPF maps to it. A phrase to append to the error ("; ..."), or "".
+ * BPF maps to it. A phrase to append to the error ("; ...", written into buf), or "".
  */
-const char *bpf_memlock_hint(int err);
+const char *bpf_memlock_hint(int err, char *buf, size_t len);
 /* The running kernel's release is at least major.minor (for what BTF does not announce). */
 bool kernel_at_least(unsigned major, unsigned minor);
 

@@ -159,7 +159,7 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
  */
 static void reload(const char *path, char **text, struct config *cfg, const struct overrides *o,
 		   const struct collector_env *env, struct collector *run, struct pods *pods,
-		   struct http *http)
+		   struct scrape *sc, struct http *http)
 {
 	struct web *web = NULL;
 	struct config next;
@@ -169,7 +169,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	unsigned resample;
 	int i;
 
-	scrape_lock();
+	scrape_lock(sc);
 	/* Parsed into next alone: a rejected file leaves everything as it runs. */
 	config_defaults(&next);
 	if (new_text && !config_load_text(&next, path, new_text, len, err, sizeof(err))) {
@@ -180,13 +180,13 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	}
 	if (!web) {
 		log_error("reload: %s; keeping the running configuration", err);
-		scrape_reload_result(false);
-		scrape_unlock();
+		scrape_reload_result(sc, false);
+		scrape_unlock(sc);
 		free(new_text);
 		return;
 	}
 	keep_restart_keys(&next, cfg, restart, sizeof(restart));
-	resample = events_reconfigure(&next.sampling);
+	resample = events_reconfigure(env->events, &next.sampling);
 	for (i = 0; run[i].ops; i++) {
 		struct collector *c = &run[i];
 		const struct collector_opts *want = &next.collectors[i];
@@ -210,15 +210,15 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 				     : "failed",
 			 resampled ? " ([sampling] changed)" : "");
 	}
-	if (events_start(env->kernel))
+	if (events_start(env->events, env->kernel))
 		log_error(
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
 	if (pods_reconfigure(pods, &next.pods))
 		log_error("reload: pods: cannot start the resolver; no pod labels");
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
-	scrape_reload_result(true);
-	scrape_unlock();
+	scrape_reload_result(sc, true);
+	scrape_unlock(sc);
 	http_retire(http);
 	free(*text);
 	*text = new_text;
@@ -240,13 +240,15 @@ int main(int argc, char **argv)
 	/* The collectors as they run, in registry order, then an end mark (ops NULL). */
 	struct collector run[MAX_COLLECTORS + 1] = { 0 };
 	struct status *status = NULL;
+	struct events *events = NULL;
+	struct scrape *scrape = NULL;
 	struct overrides over;
 	struct kernel kernel;
 	struct pods *pods = NULL;
 	struct http *http = NULL;
 	struct config cfg;
 	/* The running pin_path: a restart key, a reload keeps its value (keep_restart_keys). */
-	struct collector_env env = { &kernel, cfg.pin_path };
+	struct collector_env env = { &kernel, cfg.pin_path, NULL /* events_new */ };
 	char err[512], *text = NULL;
 	size_t len = 0;
 	sigset_t sigs;
@@ -339,8 +341,6 @@ int main(int argc, char **argv)
 		free(text);
 		return pin_remove_all(cfg.pin_path, names) ? 1 : 0;
 	}
-	if (cfg.node[0])
-		scrape_constant_label("node", cfg.node);
 	libbpf_set_print(libbpf_log);
 
 	/* Block the stop signals before any thread starts, then wait for them here. */
@@ -356,13 +356,18 @@ int main(int argc, char **argv)
 	 * they are all joined (out:).
 	 */
 	kernel_init(&kernel);
-	events_configure(&cfg.sampling);
+	env.events = events = events_new(&cfg.sampling);
 	pods = pods_new(&cfg.pods);
-	if (!pods) {
+	scrape = scrape_new(run, pods, events);
+	status = scrape ? status_new(scrape, events) : NULL;
+	if (!events || !pods || !scrape || !status) {
+		log_error("out of memory");
 		exit_code = 1;
 		goto out;
 	}
-	scrape_reload_result(true); /* start-up counts as a successful load */
+	if (cfg.node[0])
+		scrape_constant_label(scrape, "node", cfg.node);
+	scrape_reload_result(scrape, true); /* start-up counts as a successful load */
 	for (int i = 0; collectors[i]; i++) {
 		struct collector *c = &run[i];
 
@@ -380,8 +385,6 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	scrape_set_collectors(run);
-	scrape_set_pods(pods);
 	/*
 	 * From here a fixed threshold (glibc otherwise raises it to the largest block freed): the
 	 * scrape's large transient blocks (the response copy) go back to the system after each
@@ -391,13 +394,7 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	malloc_trim(0);
-	status = status_new();
-	if (!status) {
-		log_error("out of memory");
-		exit_code = 1;
-		goto out;
-	}
-	http = http_open(&cfg, status);
+	http = http_open(&cfg, scrape, status, events);
 	if (!http) {
 		exit_code = 1;
 		goto out;
@@ -411,7 +408,7 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
-	if (events_start(&kernel)) {
+	if (events_start(events, &kernel)) {
 		exit_code = 1;
 		goto out;
 	}
@@ -439,7 +436,7 @@ int main(int argc, char **argv)
 		if (sig != SIGHUP)
 			break;
 		if (config_path)
-			reload(config_path, &text, &cfg, &over, &env, run, pods, http);
+			reload(config_path, &text, &cfg, &over, &env, run, pods, scrape, http);
 		else
 			log_info("SIGHUP: no --config file to reload");
 	}
@@ -447,11 +444,12 @@ int main(int argc, char **argv)
 out:
 	http_stop(http);
 	pods_free(pods);
-	events_stop();
 	for (struct collector *c = run; c->ops; c++)
 		if (c->state)
 			c->ops->stop(c->state);
-	status_free(status);  /* the HTTP daemons that read it are stopped */
+	events_free(events); /* after the collectors: they hand their counters back */
+	status_free(status); /* the HTTP daemons that read it are stopped */
+	scrape_free(scrape);
 	kernel_free(&kernel); /* every thread that reads it is joined */
 	free(text);
 	return exit_code;

@@ -16,7 +16,6 @@
 #include "log.h"
 #include "podfold.h"
 #include "pods.h"
-#include "scrape.h"
 
 #define GONE_LABEL "__gone__"
 #define KEY_NAME_END '\x1f'

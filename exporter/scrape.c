@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -19,67 +20,66 @@
 #include "version.h"
 #include "scrape.h"
 
-#define MAX_OVERFLOW_MAPS 16
+struct scrape {
+	pthread_mutex_t lock;
+	struct collector *running; /* main.c's table */
+	struct pods *pods;	   /* for the pod-label filters and its metrics; NULL: none */
+	struct events *events;	   /* NULL: none */
+	struct labels constant;
+	bool reload_ok;
+	double reload_ok_time; /* wall clock of the last successful load, start-up included */
+};
 
-static struct {
-	const char *map;
-	uint64_t count;
-} overflows[MAX_OVERFLOW_MAPS];
-static int n_overflows;
-static struct labels constant;
-static bool reload_ok = true;
-static double reload_ok_time; /* wall clock of the last successful load, start-up included */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct collector none = { 0 }; /* an empty table until main.c gives its own */
-static struct collector *running = &none;
-static struct pods *pods; /* main.c's resolver, for the pod-label filters and its metrics */
-
-void scrape_set_collectors(struct collector *table)
+struct scrape *scrape_new(struct collector *table, struct pods *pods, struct events *evs)
 {
-	running = table;
+	struct scrape *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	s->running = table;
+	s->pods = pods;
+	s->events = evs;
+	s->reload_ok = true;
+	return s;
 }
 
-void scrape_set_pods(struct pods *p)
+void scrape_free(struct scrape *s)
 {
-	pods = p;
+	if (!s)
+		return;
+	pthread_mutex_destroy(&s->lock);
+	free(s);
 }
 
-struct collector *scrape_collectors(void)
+struct collector *scrape_collectors(const struct scrape *s)
 {
-	return running;
+	return s->running;
 }
 
-void scrape_lock(void)
+void scrape_lock(struct scrape *s)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&s->lock);
 }
 
-void scrape_unlock(void)
+void scrape_unlock(struct scrape *s)
 {
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&s->lock);
 }
 
-void scrape_constant_label(const char *name, const char *value)
+void scrape_constant_label(struct scrape *s, const char *name, const char *value)
 {
-	labels_add(&constant, name, value);
+	labels_add(&s->constant, name, value);
 }
 
-void scrape_reload_result(bool ok)
+void scrape_reload_result(struct scrape *s, bool ok)
 {
 	struct timespec ts;
 
-	reload_ok = ok;
+	s->reload_ok = ok;
 	if (ok) {
 		clock_gettime(CLOCK_REALTIME, &ts);
-		reload_ok_time = ts.tv_sec + ts.tv_nsec / 1e9;
-	}
-}
-
-void scrape_map_overflow(const char *map, uint64_t count)
-{
-	if (n_overflows < MAX_OVERFLOW_MAPS) {
-		overflows[n_overflows].map = map;
-		overflows[n_overflows++].count = count;
+		s->reload_ok_time = ts.tv_sec + ts.tv_nsec / 1e9;
 	}
 }
 
@@ -91,14 +91,14 @@ static double now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void render_collector(struct collector *c, struct expo *e)
+static void render_collector(const struct scrape *s, struct collector *c, struct expo *e)
 {
 	size_t mark = e->out->len;
 	double start = now_seconds();
 	bool ok;
 
 	/* Pod labels are folded in at render time, from the netns label the collector writes. */
-	expo_set_filter(e, pods ? pods_filter(pods, c->ops->name) : NULL, true);
+	expo_set_filter(e, s->pods ? pods_filter(s->pods, c->ops->name) : NULL, true);
 	ok = c->ops->collect(c->state, e) == 0;
 	expo_set_filter(e, NULL, ok);
 	/* A failing collector leaves nothing half-written, and the scrape goes on. */
@@ -108,11 +108,11 @@ static void render_collector(struct collector *c, struct expo *e)
 	c->last_duration = now_seconds() - start;
 }
 
-static void per_collector(struct expo *e, const char *name, const char *help, enum metric_type type,
-			  int which)
+static void per_collector(const struct scrape *s, struct expo *e, const char *name,
+			  const char *help, enum metric_type type, int which)
 {
 	expo_family(e, name, type, help);
-	for (const struct collector *c = running; c->ops; c++) {
+	for (const struct collector *c = s->running; c->ops; c++) {
 		bool up = c->state;
 		struct labels l = { 0 };
 
@@ -142,7 +142,7 @@ static bool bpf_stats_enabled(void)
 }
 
 /* Run counts and run time per program, kept by the kernel only while bpf_stats is on. */
-static void render_bpf_stats(struct expo *e)
+static void render_bpf_stats(const struct scrape *s, struct expo *e)
 {
 	struct {
 		const char *name;
@@ -152,7 +152,7 @@ static void render_bpf_stats(struct expo *e)
 
 	if (!bpf_stats_enabled())
 		return;
-	for (const struct collector *c = running; c->ops; c++) {
+	for (const struct collector *c = s->running; c->ops; c++) {
 		struct bpf_object *obj =
 			c->state && c->ops->object ? c->ops->object(c->state) : NULL;
 		struct bpf_program *prog;
@@ -243,7 +243,8 @@ static void render_process(struct expo *e)
 	expo_u64(e, NULL, rl.rlim_cur);
 }
 
-void scrape_render(struct mbuf *out, enum metric_format format, const struct guard_stats *gs)
+void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format,
+		   const struct guard_stats *gs)
 {
 	struct utsname uts;
 	struct labels l = { 0 };
@@ -251,12 +252,12 @@ void scrape_render(struct mbuf *out, enum metric_format format, const struct gua
 
 	mbuf_reset(out);
 	expo_init(&e, out, format);
-	e.constant = constant.n ? &constant : NULL;
-	n_overflows = 0;
-	for (struct collector *c = running; c->ops; c++)
+	e.constant = s->constant.n ? &s->constant : NULL;
+	for (struct collector *c = s->running; c->ops; c++)
 		if (c->enabled && c->state)
-			render_collector(c, &e);
-	events_collect(&e);
+			render_collector(s, c, &e);
+	if (s->events)
+		events_collect(s->events, &e);
 
 	uname(&uts);
 	expo_family(&e, "netstack_exporter_build_info", METRIC_GAUGE,
@@ -268,10 +269,10 @@ void scrape_render(struct mbuf *out, enum metric_format format, const struct gua
 	/* Prometheus' own names for its reloads. */
 	expo_family(&e, "netstack_config_last_reload_successful", METRIC_GAUGE,
 		    "Whether the last configuration reload (SIGHUP) was applied; 1 before any.");
-	expo_u64(&e, NULL, reload_ok);
+	expo_u64(&e, NULL, s->reload_ok);
 	expo_family(&e, "netstack_config_last_reload_success_timestamp_seconds", METRIC_GAUGE,
 		    "When the configuration was last loaded successfully (start-up or SIGHUP).");
-	expo_double(&e, NULL, reload_ok_time);
+	expo_double(&e, NULL, s->reload_ok_time);
 	expo_family(
 		&e, "netstack_http_connections_evicted_total", METRIC_COUNTER,
 		"Connections closed over max_connections, of the addresses that held the most.");
@@ -282,23 +283,23 @@ void scrape_render(struct mbuf *out, enum metric_format format, const struct gua
 		"budget), queue_full (503).");
 	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "rate_limited" } }, gs->limited);
 	expo_u64(&e, &(struct labels){ 1, { "reason" }, { "queue_full" } }, gs->busy);
-	per_collector(&e, "netstack_collector_up",
+	per_collector(s, &e, "netstack_collector_up",
 		      "Whether the collector's BPF programs are attached.", METRIC_GAUGE, 0);
-	per_collector(&e, "netstack_scrape_collector_success",
+	per_collector(s, &e, "netstack_scrape_collector_success",
 		      "Whether the collector succeeded in this scrape.", METRIC_GAUGE, 1);
-	per_collector(&e, "netstack_scrape_collector_duration_seconds",
+	per_collector(s, &e, "netstack_scrape_collector_duration_seconds",
 		      "Time the collector took in this scrape.", METRIC_GAUGE, 2);
 	expo_family(&e, "netstack_map_overflow_total", METRIC_COUNTER,
 		    "Events a bounded BPF map had no room for (counted in overflow series).");
-	for (int i = 0; i < n_overflows; i++) {
+	for (unsigned i = 0; i < e.n_overflows; i++) {
 		struct labels ml = { 0 };
 
-		labels_add(&ml, "map", overflows[i].map);
-		expo_u64(&e, &ml, overflows[i].count);
+		labels_add(&ml, "map", e.overflows[i].map);
+		expo_u64(&e, &ml, e.overflows[i].count);
 	}
-	if (pods)
-		pods_render_metrics(pods, &e);
-	render_bpf_stats(&e);
+	if (s->pods)
+		pods_render_metrics(s->pods, &e);
+	render_bpf_stats(s, &e);
 	render_process(&e);
 	expo_finish(&e);
 }

@@ -8,43 +8,46 @@
 #include "metrics.h"
 
 /*
+ * What /metrics renders, made and owned by main.c: the collectors, the pod resolver and the
+ * sampled events, with the scrape lock and the outcome of the last configuration load.
+ */
+struct scrape;
+/*
+ * table: main.c's collectors (ops NULL after the last), changed only under the scrape lock,
+ * under which it is read; pods (pods.h) and evs (events.h) may be NULL. All outlive the scrape.
+ * NULL: out of memory.
+ */
+struct collector;
+struct pods;
+struct events;
+struct scrape *scrape_new(struct collector *table, struct pods *pods, struct events *evs);
+void scrape_free(struct scrape *s);
+
+/*
  * Held around a scrape and around changes to the collectors (reload), so a scrape never sees
  * a half-applied configuration; also serialises scrapes when two HTTP daemons overlap.
  */
-void scrape_lock(void);
-void scrape_unlock(void);
+void scrape_lock(struct scrape *s);
+void scrape_unlock(struct scrape *s);
 
-/*
- * The collectors to render: main.c's table (ops NULL after the last), given once before any
- * thread starts and changed only under the scrape lock, under which it is read.
- */
-struct collector;
-void scrape_set_collectors(struct collector *table);
-struct collector *scrape_collectors(void);
-/* The pod resolver (pods.h) whose filters and metrics scrapes render, given like the table. */
-struct pods;
-void scrape_set_pods(struct pods *p);
+/* The collectors' table. Under the scrape lock. */
+struct collector *scrape_collectors(const struct scrape *s);
 
 /*
  * Render every enabled collector and the exporter's own metrics into out, with what the HTTP
- * guards refused (httpguard.h) among them.
+ * guards refused (httpguard.h) among them. Under the scrape lock.
  */
 struct guard_stats;
-void scrape_render(struct mbuf *out, enum metric_format format, const struct guard_stats *gs);
+void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format,
+		   const struct guard_stats *gs);
 
-/* Value of every optional label of the series counting what a bounded map had no room for. */
-#define OVERFLOW_LABEL "__overflow__"
-
-/* A label added to every series (e.g. node); name and value must outlive the exporter. */
-void scrape_constant_label(const char *name, const char *value);
+/* A label added to every series (e.g. node); name and value must outlive the scrape. */
+void scrape_constant_label(struct scrape *s, const char *name, const char *value);
 
 /*
  * The outcome of loading the configuration (start-up counts as a successful one), for
- * netstack_config_last_reload_*; call before serving or holding the scrape lock.
+ * netstack_config_last_reload_*. Under the scrape lock, or before any thread serves.
  */
-void scrape_reload_result(bool ok);
-
-/* Called by collectors while collecting: entries a bounded map had no room for. */
-void scrape_map_overflow(const char *map, uint64_t count);
+void scrape_reload_result(struct scrape *s, bool ok);
 
 #endif

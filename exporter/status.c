@@ -75,6 +75,8 @@ struct series {
 };
 
 struct status {
+	struct scrape *scrape;	  /* main's: its collectors are sampled */
+	struct events *events;	  /* main's: the latest sampled events; NULL: none */
 	unsigned head;		  /* the ring's slot for the next point */
 	double t[STATUS_POINTS];  /* when each point's sample was taken */
 	double dt[STATUS_POINTS]; /* since the sample before it */
@@ -155,9 +157,10 @@ static void flush_nothing(struct expo_filter *f, struct expo *e, bool keep)
 }
 
 /* Read src's family from its collector into r (empty before). Under the scrape lock. */
-static enum source_state read_source(const struct source *src, struct reading *r)
+static enum source_state read_source(const struct status *s, const struct source *src,
+				     struct reading *r)
 {
-	const struct collector *c = scrape_collectors();
+	const struct collector *c = scrape_collectors(s->scrape);
 	struct summer summer = { { capture, add_sample, flush_nothing }, src->family, r };
 	struct mbuf scratch = { 0 };
 	struct expo e;
@@ -293,9 +296,15 @@ static void series_add(struct status *s, struct series *se, struct reading *cur,
 	*cur = (struct reading){ 0 };
 }
 
-struct status *status_new(void)
+struct status *status_new(struct scrape *sc, struct events *evs)
 {
-	return calloc(1, sizeof(struct status));
+	struct status *s = calloc(1, sizeof(struct status));
+
+	if (s) {
+		s->scrape = sc;
+		s->events = evs;
+	}
+	return s;
 }
 
 void status_free(struct status *s)
@@ -323,7 +332,7 @@ static void sample(struct status *s, double now)
 
 		for (unsigned r = 0; r <= STATUS_ROWS; r++)
 			se->rows[r].inc[i] = 0;
-		se->state = read_source(&sources[k], &cur);
+		se->state = read_source(s, &sources[k], &cur);
 		if (se->state == SOURCE_OK) {
 			series_add(s, se, &cur, i, now);
 		} else {
@@ -347,9 +356,9 @@ double status_tick(struct status *s)
 
 	if (now < s->next)
 		return s->next - now;
-	scrape_lock();
+	scrape_lock(s->scrape);
 	sample(s, now);
-	scrape_unlock();
+	scrape_unlock(s->scrape);
 	/* On the same beat, unless a whole step was missed. */
 	s->next =
 		s->next && now - s->next < STATUS_STEP ? s->next + STATUS_STEP : now + STATUS_STEP;
@@ -586,7 +595,7 @@ void status_page(const struct status *s, struct mbuf *m, const char *metrics_pat
 	escape_html(m, metrics_path);
 	mbuf_puts(m, "\">Metrics</a> &#183; <a href=\"/healthz\">Health</a></p>\n"
 		     "<h2>Collectors</h2>\n");
-	for (const struct collector *c = scrape_collectors(); c->ops; c++) {
+	for (const struct collector *c = scrape_collectors(s->scrape); c->ops; c++) {
 		if (!c->enabled)
 			continue;
 		mbuf_printf(m, "%s<li><b>%s</b> (%s): %s</li>\n", up++ ? "" : "<ul>\n",
@@ -600,6 +609,7 @@ void status_page(const struct status *s, struct mbuf *m, const char *metrics_pat
 		    "far), the last %d kept; rates are per second between two samples, summed over "
 		    "every label but reason.</p>\n",
 		    STATUS_STEP, s->samples, STATUS_POINTS);
-	events_status_html(m);
+	if (s->events)
+		events_status_html(s->events, m);
 	mbuf_puts(m, "</body></html>\n");
 }

@@ -18,8 +18,10 @@
  * main.c, which samples; served by the HTTP front end. Both under the scrape lock.
  */
 struct status;
-
-struct status *status_new(void);
+/* sc (scrape.h) and evs (events.h, NULL: none) outlive the status; NULL: out of memory. */
+struct scrape;
+struct events;
+struct status *status_new(struct scrape *sc, struct events *evs);
 void status_free(struct status *s);
 /*
  * Take a sample when one is due (the first at once); returns the seconds until the next is

@@ -368,6 +368,7 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format)
 	e->constant = NULL;
 	e->filter = NULL;
 	e->capturing = false;
+	e->n_overflows = 0;
 }
 
 static void flush_filter(struct expo *e, bool keep)
@@ -545,7 +546,7 @@ void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 		e->filter->sample(e->filter, l, NULL, &v, 0, 0);
 		return;
 	}
-	/* Digits written backwards from the end: printf was a tenth of a large scrape. */
+	/* Digits written backwards from the end: printf costs (docs/cost.md, the scrape). */
 	char num[24], *p = num + sizeof(num);
 
 	*--p = '\n';
@@ -626,6 +627,12 @@ void expo_histogram(struct expo *e, const struct labels *l, const double *bounds
 	write_name(e, "_count");
 	write_labels(e, l, NULL);
 	mbuf_printf(e->out, " %" PRIu64 "\n", cum);
+}
+
+void expo_map_overflow(struct expo *e, const char *map, uint64_t count)
+{
+	if (e->n_overflows < EXPO_MAX_OVERFLOWS)
+		e->overflows[e->n_overflows++] = (struct expo_overflow){ map, count };
 }
 
 void expo_finish(struct expo *e)

@@ -65,6 +65,8 @@ struct expo_filter {
 	void (*flush)(struct expo_filter *f, struct expo *e, bool keep);
 };
 
+#define EXPO_MAX_OVERFLOWS 16
+
 struct expo {
 	struct mbuf *out;
 	enum metric_format format;
@@ -73,6 +75,15 @@ struct expo {
 	enum metric_type type;
 	struct expo_filter *filter; /* NULL: every sample is written as it comes */
 	bool capturing;		    /* the current family goes to filter */
+	/*
+	 * What bounded maps had no room for, as collectors report it (expo_map_overflow), for
+	 * the one family the scrape renders after them all.
+	 */
+	struct expo_overflow {
+		const char *map;
+		uint64_t count;
+	} overflows[EXPO_MAX_OVERFLOWS];
+	unsigned n_overflows;
 };
 
 void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
@@ -99,6 +110,10 @@ void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const
  */
 void expo_histogram(struct expo *e, const struct labels *l, const double *bounds,
 		    const uint64_t *counts, int nbounds, double sum);
+/* Value of every optional label of the series counting what a bounded map had no room for. */
+#define OVERFLOW_LABEL "__overflow__"
+/* A collector's bounded map (name outliving the exposition) had no room for count entries. */
+void expo_map_overflow(struct expo *e, const char *map, uint64_t count);
 /* Flush the current filter (keep: write its result), then use f (NULL: none) from now on. */
 void expo_set_filter(struct expo *e, struct expo_filter *f, bool keep);
 /* End of exposition: "# EOF" for OpenMetrics, nothing for Prometheus text. */

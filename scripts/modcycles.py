@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Module dependency cycles of the exporter, from nm over the built objects.
+"""Module dependency cycles and file-scope state of the exporter, from the built objects.
 
 A module (exporter/X.o, metrics/X.o) depends on another when it uses a symbol the other
-defines. Prints each cycle (a strongly connected component of more than one module) and
-exits 1, or says there is none. Usage: scripts/modcycles.py [BUILD_DIR] [-v: the graph].
+defines. Prints each cycle (a strongly connected component of more than one module), and each
+writable file-scope variable (.data or .bss, objdump -t) outside main.c but the process-wide
+ones below, and exits 1; or says there is none. Usage: scripts/modcycles.py [BUILD_DIR]
+[-v: the graph].
 """
 import subprocess, glob, os, sys
 args = [a for a in sys.argv[1:] if a != '-v']
@@ -53,4 +55,25 @@ if not cyc:
 if '-v' in sys.argv:
     for m in sorted(g):
         print(m, '->', ' '.join(sorted(g[m])))
-sys.exit(1 if cyc else 0)
+# Process-wide by nature: the log threshold, libcurl's functions loaded once.
+ALLOWED = {('exporter/log', 'log_threshold'), ('exporter/kubeapi', 'lc'),
+           ('exporter/kubeapi', 'lc_handle')}
+state = []
+for o in objs:
+    m = os.path.relpath(o, b)[:-2]
+    out = subprocess.run(['objdump', '-t', o], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        # "addr l O .bss size name": objects in writable data, not .data.rel.ro (relocated
+        # constants) and not the compiler's or a sanitizer's own (".L...", "__...").
+        if len(f) < 6 or 'O' not in f[1:-3] or f[-1].startswith(('.', '__')):
+            continue
+        sec, name = f[-3], f[-1].split('.')[0]  # "fams.0": a function's static
+        if sec.split('.')[1] in ('bss', 'data') and not sec.startswith('.data.rel.ro') \
+                and m != 'exporter/main' and (m, name) not in ALLOWED:
+            state.append('%s: %s (%s)' % (m, f[-1], sec))
+for x in state:
+    print('file-scope state:', x)
+if not state:
+    print('no file-scope state outside main.c')
+sys.exit(1 if cyc or state else 0)

@@ -14,7 +14,6 @@
 #include "kernel.h"
 #include "log.h"
 #include "parse.h"
-#include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
 
@@ -29,7 +28,7 @@ static const struct label_option optional_labels[] = {
 };
 
 struct connections_opts {
-	struct series_opts series; /* first: config.c parses labels and max_series */
+	struct series_opts series; /* first: registry.c parses labels, max_series */
 };
 _Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
 	       "connections options too large");

@@ -17,7 +17,6 @@
 #include "kernel.h"
 #include "log.h"
 #include "parse.h"
-#include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
 
@@ -33,7 +32,7 @@ static const struct label_option optional_labels[] = {
 #define NR_OPTIONAL (sizeof(optional_labels) / sizeof(optional_labels[0]))
 
 struct drops_opts {
-	struct series_opts series; /* first: config.c parses labels and max_series */
+	struct series_opts series; /* first: registry.c parses labels, max_series */
 	bool direct_read; /* use bpf_rdonly_cast where the kernel has it */
 };
 _Static_assert(sizeof(struct drops_opts) <= COLLECTOR_OPTS_SIZE, "drops options too large");
@@ -58,6 +57,7 @@ struct row {
 struct drops {
 	struct drops_opts cfg;
 	struct drops_bpf *skel;
+	struct events *events; /* owned by main */
 	/* Shared with the other threads, owned by main: never freed here. */
 	const struct reason_table *reasons;
 	const struct ksyms *ksyms;
@@ -68,8 +68,8 @@ struct drops {
 	/*
 	 * The labelled series' rows, one per slot in slot order, and the order to render them in
 	 * (with SAME_AS_PREV when a row renders as the same series as the one before it). Both
-	 * are kept across scrapes: a slot's key never changes, so the sort (a tenth of a
-	 * 10k-series scrape) runs only when new slots were taken.
+	 * are kept across scrapes: a slot's key never changes, so the sort (docs/cost.md, the
+	 * scrape) runs only when new slots were taken.
 	 */
 	struct row *rows;
 	uint32_t *order;
@@ -168,7 +168,7 @@ static void drops_stop(void *state)
 {
 	struct drops *d = state;
 
-	events_unloaded(EV_DROP);
+	events_unloaded(d->events, EV_DROP);
 	drops_bpf__destroy(d->skel);
 	percpu_reader_free(&d->by_reason);
 	percpu_reader_free(&d->by_slot);
@@ -216,6 +216,7 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	if (!d)
 		return -ENOMEM;
 	d->cfg = *(const struct drops_opts *)opts;
+	d->events = env->events;
 	direct = direct && d->cfg.direct_read;
 	d->reasons = &k->reasons;
 	if (d->cfg.series.label_mask & DROP_LABEL_FUNCTION) {
@@ -231,7 +232,7 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 		log_error("drops: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = events_prepare(d->skel->obj, EV_DROP,
+	err = events_prepare(d->events, d->skel->obj, EV_DROP,
 			     (struct sample_config *)&d->skel->rodata->sample_cfg);
 	if (err)
 		goto cleanup;
@@ -326,7 +327,7 @@ static void render_value(const struct drops *d, struct expo *e, const struct lab
 
 	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
 	    ((m & DROP_LABEL_FUNCTION) && r->function == unknown_function) ||
-	    !events_exemplar(EV_DROP, &series, &ex, buf, sizeof(buf), &t)) {
+	    !events_exemplar(d->events, EV_DROP, &series, &ex, buf, sizeof(buf), &t)) {
 		expo_u64(e, l, r->value);
 		return;
 	}
@@ -546,7 +547,7 @@ static int drops_collect(void *state, struct expo *e)
 			 "drops: map skb_drops is full (max_series=%u); further series are "
 			 "counted with optional labels '" OVERFLOW_LABEL "'",
 			 d->cfg.series.max_series);
-	scrape_map_overflow("skb_drops", no == 1 ? d->overflow.sums[0] : 0);
+	expo_map_overflow(e, "skb_drops", no == 1 ? d->overflow.sums[0] : 0);
 	return 0;
 }
 

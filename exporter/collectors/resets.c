@@ -15,7 +15,6 @@
 #include "resets.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "resets.skel.h"
-#include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
 /* The exporter's own label values: the kernel's names are upper case. */
@@ -31,7 +30,7 @@ static const struct label_option optional_labels[] = {
 };
 
 struct resets_opts {
-	struct series_opts series; /* first: config.c parses labels and max_series */
+	struct series_opts series; /* first: registry.c parses labels, max_series */
 };
 _Static_assert(sizeof(struct resets_opts) <= COLLECTOR_OPTS_SIZE, "resets options too large");
 
@@ -50,6 +49,7 @@ static uint32_t slot_series(uint32_t slot)
 struct resets {
 	struct resets_opts cfg;
 	struct resets_bpf *skel;
+	struct events *events;		    /* owned by main */
 	const struct tcp_states *states;    /* owned by main */
 	const struct reason_table *reasons; /* owned by main; NULL: the kernel gives none */
 	bool reason_other;		    /* the kernel has reasons past the array */
@@ -61,7 +61,7 @@ static void resets_stop(void *state)
 {
 	struct resets *rs = state;
 
-	events_unloaded(EV_RESET);
+	events_unloaded(rs->events, EV_RESET);
 	resets_bpf__destroy(rs->skel);
 	slot_table_free(&rs->counts);
 	free(rs);
@@ -93,6 +93,7 @@ static int resets_start(const struct collector_env *env, const void *opts, void 
 	if (!rs)
 		return -ENOMEM;
 	rs->cfg = *o;
+	rs->events = env->events;
 	rs->states = &k->states;
 	rs->reasons = with_reason ? &k->rst_reasons : NULL;
 	if (with_reason && k->rst_reasons.n &&
@@ -120,7 +121,7 @@ static int resets_start(const struct collector_env *env, const void *opts, void 
 	bpf_map__set_max_entries(rs->skel->maps.tcp_resets_netns, hash_size);
 	bpf_map__set_max_entries(rs->skel->maps.tcp_resets,
 				 cpu_array_entries(1) /* a slice per element */);
-	err = events_prepare(rs->skel->obj, EV_RESET,
+	err = events_prepare(rs->events, rs->skel->obj, EV_RESET,
 			     (struct sample_config *)&rs->skel->rodata->sample_cfg);
 	if (!err)
 		err = bpf_load(env, rs->skel->skeleton, "resets", NULL, false);
@@ -189,7 +190,7 @@ static void render_sent(struct resets *rs, struct expo *e, const struct labels *
 
 	if (e->format != FORMAT_OPENMETRICS || r->overflow ||
 	    (rs->reason_other && reason == RS_NR_REASONS - 1) ||
-	    !events_exemplar(EV_RESET, &series, &ex, buf, sizeof(buf), &t)) {
+	    !events_exemplar(rs->events, EV_RESET, &series, &ex, buf, sizeof(buf), &t)) {
 		expo_u64(e, l, r->value);
 		return;
 	}

@@ -15,7 +15,6 @@
 #include "retrans.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
-#include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 4096
 
@@ -28,7 +27,7 @@ static const struct label_option optional_labels[] = {
 };
 
 struct retrans_opts {
-	struct series_opts series; /* first: config.c parses labels and max_series */
+	struct series_opts series; /* first: registry.c parses labels, max_series */
 };
 _Static_assert(sizeof(struct retrans_opts) <= COLLECTOR_OPTS_SIZE, "retrans options too large");
 
@@ -61,6 +60,7 @@ static const uint32_t always[] = {
 struct retrans {
 	struct retrans_opts cfg;
 	struct retrans_bpf *skel;
+	struct events *events;		 /* owned by main */
 	const struct tcp_states *states; /* owned by main */
 	struct slot_table counts;
 	bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
@@ -89,7 +89,7 @@ static void retrans_stop(void *state)
 {
 	struct retrans *rt = state;
 
-	events_unloaded(EV_RETRANS);
+	events_unloaded(rt->events, EV_RETRANS);
 	retrans_bpf__destroy(rt->skel);
 	slot_table_free(&rt->counts);
 	free(rt);
@@ -112,6 +112,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	if (!rt)
 		return -ENOMEM;
 	rt->cfg = *o;
+	rt->events = env->events;
 	rt->have_err = have_err;
 	rt->states = &k->states;
 	if (k->states_err)
@@ -138,7 +139,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits_netns, hash_size);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits,
 				 cpu_array_entries(1) /* a slice per element */);
-	err = events_prepare(rt->skel->obj, EV_RETRANS,
+	err = events_prepare(rt->events, rt->skel->obj, EV_RETRANS,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
 		err = bpf_load(env, rt->skel->skeleton, "retrans", NULL, false);
@@ -196,7 +197,8 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 				 state);
 		labels_add(&l, "family", family_names[pair / RT_NR_STATES % RT_NR_FAMILIES]);
 		/* Rows are below RT_NR_SLOTS (struct slot_table): the kind is in range. */
-		labels_add(&l, "kind", kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES % RT_NR_KINDS]);
+		labels_add(&l, "kind",
+			   kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES % RT_NR_KINDS]);
 		labels_add(&l, "state", name);
 	}
 	if (rt->cfg.series.label_mask & RT_LABEL_NETNS) {
@@ -228,7 +230,8 @@ static int retrans_collect(void *state, struct expo *e)
 {
 	struct retrans *rt = state;
 
-	return slot_collect(&slots, rt->have_err ? 3 : 2, &rt->counts, always, sizeof(always) / sizeof(always[0]), state, e);
+	return slot_collect(&slots, rt->have_err ? 3 : 2, &rt->counts, always,
+			    sizeof(always) / sizeof(always[0]), state, e);
 }
 
 static struct bpf_object *retrans_object(void *state)

@@ -24,7 +24,6 @@
 #include "rtt.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
-#include "scrape.h"
 
 #define DEFAULT_MAX_SERIES 1024
 #define CGROUP_AUTO "auto"
@@ -40,7 +39,7 @@ static const struct label_option optional_labels[] = {
 #define NR_OPTIONAL (sizeof(optional_labels) / sizeof(optional_labels[0]))
 
 struct rtt_opts {
-	struct series_opts series; /* first: config.c parses labels and max_series */
+	struct series_opts series; /* first: registry.c parses labels, max_series */
 	char cgroup[PATH_MAX]; /* CGROUP_AUTO: the cgroup2 root from /proc/self/mountinfo */
 	bool existing_sockets; /* turn the callback on for connections open before start */
 };
@@ -60,6 +59,7 @@ struct hist {
 struct rtt {
 	struct rtt_opts cfg;
 	struct rtt_bpf *skel;
+	struct events *events; /* owned by main */
 	struct percpu_reader by_family, sums, buckets, overflow;
 	double bounds[RTT_NR_BOUNDS]; /* upper bounds in seconds */
 	bool existing_covered;
@@ -173,7 +173,7 @@ static void rtt_stop(void *state)
 {
 	struct rtt *rt = state;
 
-	events_unloaded(EV_RTT);
+	events_unloaded(rt->events, EV_RTT);
 	rtt_bpf__destroy(rt->skel);
 	percpu_reader_free(&rt->by_family);
 	percpu_reader_free(&rt->sums);
@@ -209,7 +209,7 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt, netns ? rt->cfg.series.max_series : 1);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_buckets,
 				 netns ? rt->cfg.series.max_series * RTT_NR_BUCKETS : 1);
-	err = events_prepare(rt->skel->obj, EV_RTT,
+	err = events_prepare(rt->events, rt->skel->obj, EV_RTT,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
 		err = bpf_load(env, rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
@@ -507,6 +507,7 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		return -ENOMEM;
 	}
 	rt->cfg = *o;
+	rt->events = env->events;
 
 	err = open_and_load(env, rt, iter, iter);
 	if (err && iter) {
@@ -726,7 +727,7 @@ static int rtt_collect(void *state, struct expo *e)
 			 "rtt: map tcp_rtt is full (max_series=%u); further histograms are "
 			 "counted with netns '" OVERFLOW_LABEL "'",
 			 rt->cfg.series.max_series);
-	scrape_map_overflow("tcp_rtt", no == 1 ? rt->overflow.sums[0] : 0);
+	expo_map_overflow(e, "tcp_rtt", no == 1 ? rt->overflow.sums[0] : 0);
 	return 0;
 }
 

@@ -5,7 +5,6 @@
 #include "bpfmap.h"
 #include "collector.h"
 #include "log.h"
-#include "scrape.h"
 
 int slot_collect(const struct slot_collector *c, unsigned n_families, struct slot_table *t,
 		 const uint32_t *always, size_t n_always, void *state, struct expo *e)
@@ -30,6 +29,6 @@ int slot_collect(const struct slot_collector *c, unsigned n_families, struct slo
 			 "%s: map %s is full (max_series=%u); further series are counted with "
 			 "netns '" OVERFLOW_LABEL "'",
 			 c->name, c->map, t->hash.max_entries);
-	scrape_map_overflow(c->map, overflowed);
+	expo_map_overflow(e, c->map, overflowed);
 	return 0;
 }

@@ -11,7 +11,7 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	static bool ready;
+	static struct events *evs; /* one for the whole run, as the exporter's */
 	struct event_filter f = { 0 };
 	struct labels l = { 0 };
 	struct mbuf m = { 0 };
@@ -22,30 +22,31 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	char buf[128];
 	double t;
 
-	if (!ready) {
+	if (!evs) {
 		struct sampling_config c;
 
 		events_defaults(&c);
 		/* A small store keeps every run's output short, so runs stay fast. */
 		if (events_set(&c, "max_events", "8", buf, sizeof(buf)))
 			abort();
-		events_configure(&c);
-		ready = true;
+		evs = events_new(&c);
+		if (!evs)
+			abort();
 	}
 	if (event_decode(data, size, &ev))
 		return 0;
 	if (size != sizeof(ev) || ev.size != sizeof(ev) || !ev.type || ev.type >= EV_NR_TYPES)
 		abort(); /* accepted something it must refuse */
-	events_add(&ev, ev.ts_ns / 1e9);
+	events_add(evs, &ev, ev.ts_ns / 1e9);
 	/* /events as the HTTP thread reads it, in small pieces that split lines. */
-	events_cursor_open(&c, &f, 1 + data[0] % 8);
+	events_cursor_open(evs, &c, &f, 1 + data[0] % 8);
 	while ((n = events_cursor_read(&c, piece, 1 + data[1] % sizeof(piece))) > 0)
 		mbuf_write(&m, piece, n);
 	events_cursor_close(&c);
 	if (n < 0)
 		abort();
-	events_top_json(&m);
-	events_status_html(&m);
+	events_top_json(evs, &m);
+	events_status_html(evs, &m);
 	/* Every byte the event carries (the interface name) comes out as valid UTF-8. */
 	for (size_t i = 0; i < m.len;) {
 		int k = (unsigned char)m.data[i] < 0x80 ? 1 : utf8_char(m.data + i);
@@ -54,7 +55,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			abort();
 		i += k;
 	}
-	events_exemplar(EV_DROP,
+	events_exemplar(evs, EV_DROP,
 			&(struct drop_series){ .reason = ev.drop.reason,
 					       .family = data[0] % 4,
 					       .proto = data[1] % 5 },

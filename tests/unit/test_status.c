@@ -56,6 +56,7 @@ static const struct collector_ops resets_ops = { .name = "resets",
 
 static struct fake drops, resets;
 static struct collector table[3];
+static struct scrape *sc; /* over table: what the status samples */
 
 /* A table with drops running and, with resets_state, resets (enabled: a NULL state is down). */
 static void setup(bool with_resets, bool resets_enabled, struct fake *resets_state)
@@ -69,7 +70,6 @@ static void setup(bool with_resets, bool resets_enabled, struct fake *resets_sta
 	if (with_resets)
 		table[1] =
 			(struct collector){ &resets_ops, resets_enabled, resets_state, false, 0 };
-	scrape_set_collectors(table);
 }
 
 static void set(struct fake *f, const char *name, uint64_t count)
@@ -149,7 +149,7 @@ static bool row(const char *sec, const char *name, struct row_cells *c)
 
 static void test_collecting_then_rates(void)
 {
-	struct status *s = status_new();
+	struct status *s = status_new(sc, NULL);
 	struct row_cells c;
 	char *p;
 
@@ -191,7 +191,7 @@ static void test_collecting_then_rates(void)
 /* A collector restarted with new maps: its counter starts again from zero, no negative rate. */
 static void test_counter_reset(void)
 {
-	struct status *s = status_new();
+	struct status *s = status_new(sc, NULL);
 	struct row_cells c;
 	char *p;
 
@@ -216,7 +216,7 @@ static void test_counter_reset(void)
 /* 20 reasons: the 16 busiest have rows, the rest share other, and every drop is in one. */
 static void test_twenty_reasons(void)
 {
-	struct status *s = status_new();
+	struct status *s = status_new(sc, NULL);
 	struct row_cells c;
 	uint64_t in_rows = 0, want = 0;
 	char name[48], *p;
@@ -265,7 +265,7 @@ static void test_twenty_reasons(void)
 /* A reason quiet for a whole window leaves the table; a newcomer gets a row at once. */
 static void test_quiet_window(void)
 {
-	struct status *s = status_new();
+	struct status *s = status_new(sc, NULL);
 	struct row_cells c;
 	char *p;
 
@@ -292,7 +292,7 @@ static void test_quiet_window(void)
 
 static void test_sources_missing(void)
 {
-	struct status *s = status_new();
+	struct status *s = status_new(sc, NULL);
 	struct fake other_family = { .family = "netstack_something_else_total" };
 	struct row_cells c;
 	char *p;
@@ -305,7 +305,7 @@ static void test_sources_missing(void)
 	free(p);
 	status_free(s);
 
-	s = status_new();
+	s = status_new(sc, NULL);
 	setup(true, true, NULL);
 	status_sample_at(s, 0);
 	p = page(s);
@@ -314,7 +314,7 @@ static void test_sources_missing(void)
 	free(p);
 	status_free(s);
 
-	s = status_new();
+	s = status_new(sc, NULL);
 	setup(true, true, &other_family);
 	status_sample_at(s, 0);
 	p = page(s);
@@ -324,7 +324,7 @@ static void test_sources_missing(void)
 	status_free(s);
 
 	/* Running with data: resets by reason like drops. */
-	s = status_new();
+	s = status_new(sc, NULL);
 	setup(true, true, &resets);
 	set(&resets, "TCP_ABORT_ON_CLOSE", 0);
 	status_sample_at(s, 0);
@@ -350,7 +350,7 @@ static void test_sources_missing(void)
 /* Names are escaped; the collectors list says when it is empty. */
 static void test_escaping_and_empty_list(void)
 {
-	struct status *s = status_new();
+	struct status *s = status_new(sc, NULL);
 	char *p;
 
 	setup(false, false, NULL);
@@ -373,11 +373,14 @@ static void test_escaping_and_empty_list(void)
 
 int main(void)
 {
+	sc = scrape_new(table, NULL, NULL);
+	CHECK(sc);
 	RUN(test_collecting_then_rates);
 	RUN(test_counter_reset);
 	RUN(test_twenty_reasons);
 	RUN(test_quiet_window);
 	RUN(test_sources_missing);
 	RUN(test_escaping_and_empty_list);
+	scrape_free(sc);
 	CHECK_EXIT();
 }
