@@ -34,6 +34,11 @@ else
 	run bash tests/bench/rtt.sh
 	run bash tests/bench/scrape.sh
 	out=bench/results/$(date -u +%Y-%m-%d)-$(uname -r).md
+	# A second run on the same day and kernel is another file, never the first one rewritten.
+	for n in $(seq 2 99); do
+		[ -e "$out" ] || break
+		out=bench/results/$(date -u +%Y-%m-%d)-$(uname -r)-$n.md
+	done
 fi
 bash tests/bench/report.sh "$BENCH_ROWS" "$out" "netstack_exporter benchmark ($mode)"
 exit $status
