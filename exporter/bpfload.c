@@ -21,6 +21,18 @@ void skeleton_release(const struct bpf_object_skeleton *s)
 		madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
+void bpf_autoload_only(struct bpf_object *obj, struct bpf_program *const *keep, size_t n)
+{
+	struct bpf_program *p;
+	size_t i;
+
+	bpf_object__for_each_program(p, obj) {
+		for (i = 0; i < n && keep[i] != p; i++)
+			;
+		bpf_program__set_autoload(p, i < n);
+	}
+}
+
 int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *s,
 	     const char *collector, const char *perm_hint, bool quiet)
 {

@@ -21,6 +21,11 @@
  */
 void skeleton_release(const struct bpf_object_skeleton *s);
 /*
+ * Load only the programs in keep (n entries, NULL ones skipped): of a collector's variants, the
+ * one per hook that this kernel and these labels need.
+ */
+void bpf_autoload_only(struct bpf_object *obj, struct bpf_program *const *keep, size_t n);
+/*
  * Reuse or replace the collector's pins ([bpf] pin_path), load, and give back the pages of the
  * object embedded in the binary. 0 or -errno; logged unless quiet (the caller tries another
  * way), with perm_hint (or NULL) appended to an EPERM or EACCES that RLIMIT_MEMLOCK does not

@@ -67,7 +67,7 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 	const struct connections_opts *o = opts;
 	bool netns = o->series.label_mask & CN_LABEL_NETNS;
 	uint32_t hash_size = netns ? o->series.max_series : 1;
-	struct bpf_program *prog, *count;
+	struct bpf_program *count;
 	struct connections *cn;
 	int err;
 
@@ -91,9 +91,7 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 		goto cleanup;
 	}
 	count = netns ? cn->skel->progs.count_connection_netns : cn->skel->progs.count_connection;
-	for (prog = bpf_object__next_program(cn->skel->obj, NULL); prog;
-	     prog = bpf_object__next_program(cn->skel->obj, prog))
-		bpf_program__set_autoload(prog, prog == count);
+	bpf_autoload_only(cn->skel->obj, &count, 1);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections_netns, hash_size);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections, cpu_array_entries(1));
 	err = bpf_load(env, cn->skel->skeleton, "connections", NULL, false);
@@ -121,15 +119,14 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 	struct connections *cn = collector;
 	uint32_t outcome = r->slot % CN_NR_OUTCOMES, pair = r->slot / CN_NR_OUTCOMES;
 	struct labels l = { 0 };
-	char netns_buf[16];
+	char netns_buf[21];
 
 	labels_add(&l, "family", family_names[pair / CN_NR_DIRECTIONS]);
 	labels_add(&l, "direction", direction_names[pair % CN_NR_DIRECTIONS]);
 	labels_add(&l, "outcome", outcome_names[outcome]);
-	if (cn->cfg.series.label_mask & CN_LABEL_NETNS) {
-		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
-		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
-	}
+	if (cn->cfg.series.label_mask & CN_LABEL_NETNS)
+		labels_add(&l, "netns",
+			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
 	expo_u64(e, &l, r->value);
 }
 
@@ -152,7 +149,8 @@ static int connections_collect(void *state, struct expo *e)
 {
 	struct connections *cn = state;
 
-	return slot_collect(&slots, 1, &cn->counts, always, sizeof(always) / sizeof(always[0]), state, e);
+	return slot_collect(&slots, 1, &cn->counts, always, sizeof(always) / sizeof(always[0]),
+			    state, e);
 }
 
 static struct bpf_object *connections_object(void *state)

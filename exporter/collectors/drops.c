@@ -237,9 +237,8 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	if (err)
 		goto cleanup;
 	prog_name(prog, sizeof(prog), d->cfg.series.label_mask, direct, d->skel->rodata->sample_cfg.rate);
-	for (p = bpf_object__next_program(d->skel->obj, NULL); p;
-	     p = bpf_object__next_program(d->skel->obj, p))
-		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
+	p = bpf_object__find_program_by_name(d->skel->obj, prog);
+	bpf_autoload_only(d->skel->obj, &p, 1);
 	d->skel->rodata->label_mask = d->cfg.series.label_mask;
 	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
 	array_size = DROP_INDEX(d->reasons->max, 0, 0);

@@ -74,7 +74,7 @@ static int resets_start(const struct collector_env *env, const void *opts, void 
 	const struct resets_opts *o = opts;
 	bool netns = o->series.label_mask & RS_LABEL_NETNS, with_reason, received;
 	uint32_t hash_size = netns ? o->series.max_series : 1;
-	struct bpf_program *prog, *sent, *recv;
+	struct bpf_program *sent, *recv;
 	struct resets *rs;
 	int err;
 
@@ -115,9 +115,8 @@ static int resets_start(const struct collector_env *env, const void *opts, void 
 		sent = netns ? rs->skel->progs.count_sent_noreason_netns
 			     : rs->skel->progs.count_sent_noreason;
 	recv = netns ? rs->skel->progs.count_received_netns : rs->skel->progs.count_received;
-	for (prog = bpf_object__next_program(rs->skel->obj, NULL); prog;
-	     prog = bpf_object__next_program(rs->skel->obj, prog))
-		bpf_program__set_autoload(prog, prog == sent || (received && prog == recv));
+	bpf_autoload_only(rs->skel->obj, (struct bpf_program *[]){ sent, received ? recv : NULL },
+			  2);
 	bpf_map__set_max_entries(rs->skel->maps.tcp_resets_netns, hash_size);
 	bpf_map__set_max_entries(rs->skel->maps.tcp_resets,
 				 cpu_array_entries(1) /* a slice per element */);
@@ -200,7 +199,7 @@ static void render_sent(struct resets *rs, struct expo *e, const struct labels *
 static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
 	struct resets *rs = collector;
-	char state_buf[16], reason_buf[16], netns_buf[16];
+	char state_buf[16], reason_buf[16], netns_buf[21];
 	uint32_t i, reason = 0, family = 0, state = 0;
 	struct labels l = { 0 };
 
@@ -223,10 +222,9 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 		labels_add(&l, "state",
 			   state_label(rs, i % RS_NR_STATES, state_buf, sizeof(state_buf)));
 	}
-	if (rs->cfg.series.label_mask & RS_LABEL_NETNS) {
-		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
-		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
-	}
+	if (rs->cfg.series.label_mask & RS_LABEL_NETNS)
+		labels_add(&l, "netns",
+			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
 	if (r->slot >= RS_SENT_BASE)
 		render_sent(rs, e, &l, r, reason, family, state);
 	else

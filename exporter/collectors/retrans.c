@@ -101,7 +101,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	const struct retrans_opts *o = opts;
 	bool netns = o->series.label_mask & RT_LABEL_NETNS, synack, have_err;
 	uint32_t hash_size = netns ? o->series.max_series : 1;
-	struct bpf_program *prog, *retransmit, *synack_prog;
+	struct bpf_program *retransmit, *synack_prog;
 	struct retrans *rt;
 	int err;
 
@@ -132,10 +132,8 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 		retransmit = netns ? rt->skel->progs.count_retransmit_noerr_netns
 				   : rt->skel->progs.count_retransmit_noerr;
 	synack_prog = netns ? rt->skel->progs.count_synack_netns : rt->skel->progs.count_synack;
-	for (prog = bpf_object__next_program(rt->skel->obj, NULL); prog;
-	     prog = bpf_object__next_program(rt->skel->obj, prog))
-		bpf_program__set_autoload(prog,
-					  prog == retransmit || (synack && prog == synack_prog));
+	bpf_autoload_only(rt->skel->obj,
+			  (struct bpf_program *[]){ retransmit, synack ? synack_prog : NULL }, 2);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits_netns, hash_size);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits,
 				 cpu_array_entries(1) /* a slice per element */);
@@ -180,7 +178,7 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 {
 	struct retrans *rt = collector;
 	uint32_t pair = (r->slot - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
-	char state_buf[16], netns_buf[16];
+	char state_buf[16], netns_buf[21];
 	struct labels l = { 0 };
 
 	if (r->slot < RT_OVERFLOW) {
@@ -201,10 +199,9 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 			   kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES % RT_NR_KINDS]);
 		labels_add(&l, "state", name);
 	}
-	if (rt->cfg.series.label_mask & RT_LABEL_NETNS) {
-		snprintf(netns_buf, sizeof(netns_buf), "%u", r->netns);
-		labels_add(&l, "netns", r->overflow ? OVERFLOW_LABEL : netns_buf);
-	}
+	if (rt->cfg.series.label_mask & RT_LABEL_NETNS)
+		labels_add(&l, "netns",
+			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
 	expo_u64(e, &l, r->value);
 }
 

@@ -646,13 +646,11 @@ static void from_array(struct rtt *rt, size_t *n, int na, bool overflow_part)
 static void render_hist(const struct rtt *rt, struct expo *e, const struct hist *h)
 {
 	struct labels l = { 0 };
-	char netns[16];
+	char netns[21];
 
 	labels_add(&l, "family", family_names[h->family]);
-	if (rt->cfg.series.label_mask & RTT_LABEL_NETNS) {
-		snprintf(netns, sizeof(netns), "%u", h->netns);
-		labels_add(&l, "netns", h->overflow ? OVERFLOW_LABEL : netns);
-	}
+	if (rt->cfg.series.label_mask & RTT_LABEL_NETNS)
+		labels_add(&l, "netns", h->overflow ? OVERFLOW_LABEL : u64_str(netns, h->netns));
 	if (rt->cfg.series.label_mask & RTT_LABEL_KIND)
 		labels_add(&l, "rtt_kind", kind_names[h->kind]);
 	expo_histogram(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6);
