@@ -8,23 +8,37 @@ EXPORTER=$BUILD/netstack_exporter
 TMP=$(mktemp -d /tmp/netstack-test.XXXXXX)
 FAILED=0
 CLEANUPS=()
+# The ASan/UBSan pass: every exporter a test starts is checked when it stops (exporter_stopped).
+SANITIZED=
+grep -q __asan_init "$EXPORTER" 2>/dev/null && SANITIZED=1
+EXPORTERS=() # "PID LOG" of each exporter started and not yet checked
 
 cleanup() {
-	local i
+	local rc=$? i e
+	# Exporters first, while their logs exist; a failure here fails the script.
+	for e in "${EXPORTERS[@]}"; do
+		kill "${e%% *}" 2>/dev/null
+		wait "${e%% *}" 2>/dev/null
+		exporter_stopped "${e%% *}" $?
+	done
 	for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do
 		eval "${CLEANUPS[i]}" >/dev/null 2>&1
 	done
+	[ -e "$TMP/not_ok" ] && rc=1
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+	exit "$rc"
 }
 trap cleanup EXIT
 on_exit() { CLEANUPS+=("$*"); }
 
 ok() { echo "ok - $1"; }
+# not_ok NAME [DETAIL]: also from a subshell ($(...)), whose FAILED the script never sees.
 not_ok() {
 	echo "not ok - $1"
 	shift
 	[ $# -gt 0 ] && echo "  $*"
 	FAILED=1
+	: >"$TMP/not_ok"
 }
 # check NAME COMMAND...: ok when the command succeeds
 check() {
@@ -36,7 +50,7 @@ check() {
 check_eq() {
 	if [ "$2" = "$3" ]; then ok "$1 ($3)"; else not_ok "$1" "expected '$2', got '$3'"; fi
 }
-finish() { exit "$FAILED"; }
+finish() { exit "$FAILED"; } # cleanup turns a not ok seen only in a subshell into 1
 
 skip_all() {
 	echo "!!!!! SKIPPED: $* !!!!!" >&2
@@ -90,11 +104,43 @@ start_exporter() {
 	local port
 	port=$(free_port)
 	EXPORTER_URL=http://127.0.0.1:$port
-	EXPORTER_LOG=$TMP/exporter.$port.log
-	"$EXPORTER" --web.listen-address "127.0.0.1:$port" "$@" >"$EXPORTER_LOG" 2>&1 &
-	EXPORTER_PID=$!
-	on_exit "kill $EXPORTER_PID; wait $EXPORTER_PID"
+	spawn_exporter "$TMP/exporter.$port.log" --web.listen-address "127.0.0.1:$port" "$@"
 	wait_healthy "$EXPORTER_URL" "$EXPORTER_PID" "$EXPORTER_LOG" exporter
+}
+# spawn_exporter LOG [ARGS...]: the exporter in the background, its output in LOG, without
+# waiting for it; sets EXPORTER_PID and EXPORTER_LOG. Stopped and checked at exit at the latest.
+spawn_exporter() {
+	EXPORTER_LOG=$1
+	shift
+	"$EXPORTER" "$@" >"$EXPORTER_LOG" 2>&1 &
+	EXPORTER_PID=$!
+	EXPORTERS+=("$EXPORTER_PID $EXPORTER_LOG")
+}
+
+# sanitizer_clean NAME LOG: under ASan, ok when LOG holds no ASan, LSan or UBSan report.
+sanitizer_clean() {
+	[ -n "$SANITIZED" ] || return 0
+	if grep -aqE 'Sanitizer|runtime error:' "$2"; then
+		not_ok "$1: no sanitizer report" "$(grep -aE -m 5 'Sanitizer|runtime error:|#[0-9]+ ' "$2")"
+	else
+		ok "$1: no sanitizer report"
+	fi
+}
+# exporter_stopped PID RC: under ASan, the exporter PID (spawn_exporter), reaped with status RC,
+# exited 0 (a leak or a sanitizer error at teardown makes it exit non-zero) and its log holds no
+# report. RC 127: the test reaped it itself; its log still tells.
+exporter_stopped() {
+	local i log
+	for i in "${!EXPORTERS[@]}"; do
+		[ "${EXPORTERS[i]%% *}" = "$1" ] || continue
+		log=${EXPORTERS[i]#* }
+		unset 'EXPORTERS[i]'
+		[ -n "$SANITIZED" ] || return 0
+		if [ "$2" != 0 ] && [ "$2" != 127 ]; then
+			not_ok "exporter $1 (${log##*/}): exit status 0" "exit $2: $(tail -n 3 "$log")"
+		fi
+		sanitizer_clean "exporter $1 (${log##*/})" "$log"
+	done
 }
 
 # wait_healthy URL PID LOG WHAT: up to 5 s for URL/healthz while PID lives; else show LOG.
@@ -174,16 +220,14 @@ yaml2json() {
 		print JSON::PP->new->canonical->encode(\@d), "\n"'
 }
 
-# stop_exporter: stop the running exporter now (its BPF programs detach) and neutralise its
-# exit cleanup, whose PID could otherwise belong to someone else by then.
+# stop_exporter [PID]: stop the exporter (default $EXPORTER_PID) now, its BPF programs detach;
+# under ASan its exit status and log are checked (exporter_stopped).
 stop_exporter() {
-	local i cmd="kill $EXPORTER_PID; wait $EXPORTER_PID"
+	local pid=${1:-$EXPORTER_PID}
 
-	kill "$EXPORTER_PID" 2>/dev/null
-	wait "$EXPORTER_PID" 2>/dev/null
-	for i in "${!CLEANUPS[@]}"; do
-		[ "${CLEANUPS[i]}" = "$cmd" ] && CLEANUPS[i]=:
-	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	exporter_stopped "$pid" $?
 }
 
 # For the tests that run tests/tools/httpabuse ($ABUSE) and read its phase lines.

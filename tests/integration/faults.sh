@@ -41,14 +41,6 @@ run_in_cgroup() {
 		>"$log" 2>&1 &
 	PID=$!
 }
-# sanitizer_clean NAME LOG: no ASan/LSan/UBSan report in LOG.
-sanitizer_clean() {
-	if grep -q 'Sanitizer\|runtime error:' "$2"; then
-		not_ok "$1: sanitizer clean" "$(grep -m 5 'Sanitizer\|runtime error:\|#[0-9] ' "$2")"
-	else
-		ok "$1: sanitizer clean"
-	fi
-}
 # exit_of PID: RC = its exit status, waiting at most 30 s (not in $(): wait needs the parent).
 exit_of() {
 	for _ in $(seq 300); do

@@ -390,10 +390,5 @@ else
 	wait "$PID"
 	check_eq "SIGTERM after the attacks: exit status" 0 "$?"
 fi
-if grep -aqE 'Sanitizer|runtime error:' "$EXPORTER_LOG"; then
-	not_ok "no sanitizer report in the exporter's log" "$(grep -aE -m 3 'Sanitizer|runtime error:' "$EXPORTER_LOG")"
-else
-	ok "no sanitizer report in the exporter's log"
-fi
 echo "# total $(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
 finish

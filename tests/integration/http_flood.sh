@@ -155,7 +155,6 @@ check_eq "after the flood: a scrape from the attackers' first address is served"
 	"$(curl -s -m 1 --interface 127.0.0.2 -o /dev/null -w '%{http_code}' "$U/metrics")"
 check_eq "after the flood: /metrics 200" 200 "$code"
 stop_exporter
-check "flood: no sanitizer report" bash -c "! grep -aqE 'Sanitizer|runtime error:' '$EXPORTER_LOG'"
 
 # ==== 2. wrong passwords while the real scraper scrapes ====
 GOOD='right horse battery'
@@ -169,11 +168,8 @@ EOF
 # As start_exporter, but /healthz too needs the password.
 PORT=$(free_port)
 U=http://127.0.0.1:$PORT
-EXPORTER_LOG=$TMP/exporter.auth.log
-"$EXPORTER" --config "$TMP/auth.ini" --web.listen-address "127.0.0.1:$PORT" >"$EXPORTER_LOG" 2>&1 &
-EXPORTER_PID=$!
+spawn_exporter "$TMP/exporter.auth.log" --config "$TMP/auth.ini" --web.listen-address "127.0.0.1:$PORT"
 PID=$EXPORTER_PID
-on_exit "kill $EXPORTER_PID; wait $EXPORTER_PID"
 for _ in $(seq 100); do
 	[ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$U/healthz")" = 401 ] && break
 	kill -0 "$PID" 2>/dev/null || break
@@ -252,7 +248,6 @@ sleep "${retry:-3}"
 check_eq "... after Retry-After one more try is checked (401, not 429)" 401 \
 	"$(curl -s -m 2 --interface 127.0.5.1 -o /dev/null -w '%{http_code}' -u prometheus:nope "$U/metrics")"
 stop_exporter
-check "auth: no sanitizer report" bash -c "! grep -aqE 'Sanitizer|runtime error:' '$EXPORTER_LOG'"
 
 # ==== 3. a bcrypt cost above the maximum is a config error ====
 cat >"$TMP/cost.ini" <<EOF

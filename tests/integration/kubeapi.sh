@@ -298,7 +298,4 @@ else
 	le "10 000 pods on the node: peak RSS within 64 MB of 2 pods' (the store: 2.5 kB a pod)" \
 		$((HWM_10k - HWM_two)) 65536
 fi
-# Under ASan: every exporter above exited without a report (leaks, overflows, UB).
-check "no sanitizer report in any exporter's log" \
-	bash -c "! grep -l 'Sanitizer\|runtime error:' $TMP/exporter.*.log"
 finish

@@ -173,7 +173,6 @@ sleep 0.5
 scrape "$TMP/s5"
 check_eq "later drops of the deleted pod go to the remainder" "$((DA + 50))" \
 	"$(fsum "$TMP/s5" "^$M[{]reason=\"NETFILTER_DROP\".*pod=\"__gone__\"")"
-stop_exporter() { kill "$EXPORTER_PID"; wait "$EXPORTER_PID" 2>/dev/null; }
 stop_exporter
 
 # -- 2b. the kubelet's pods endpoint instead of the API server --------------------------------------

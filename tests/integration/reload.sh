@@ -126,7 +126,7 @@ check_eq "half-applied states seen" 0 "$bad"
 promtool_ok "last storm scrape parses" "$TMP/storm.prom"
 
 # ---- a collector failing at reload: up 0, never an exit (even with --strict) ----
-kill "$EXPORTER_PID"
+stop_exporter
 printf '[collector.drops]\nenabled = true\n' >"$INI"
 start_exporter --strict --config "$INI" || {
 	not_ok "exporter starts with --strict"
@@ -168,10 +168,7 @@ tls_ini() { # LISTEN_PORT
 		"$1" "$TMP/cert.pem" "$TMP/key.pem" >"$INI"
 }
 tls_ini "$PORT"
-EXPORTER_LOG=$TMP/tls.log
-"$EXPORTER" --config "$INI" >"$EXPORTER_LOG" 2>&1 &
-EXPORTER_PID=$!
-on_exit "kill $EXPORTER_PID; wait $EXPORTER_PID"
+spawn_exporter "$TMP/tls.log" --config "$INI"
 TLS_URL=https://127.0.0.1:$PORT
 for _ in $(seq 100); do
 	curl -skf "$TLS_URL/healthz" >/dev/null && break

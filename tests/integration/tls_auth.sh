@@ -45,9 +45,8 @@ write_ini
 PORT=$(free_port)
 URL=https://127.0.0.1:$PORT
 LOG=$TMP/exporter.log
-"$EXPORTER" --config "$TMP/web.ini" --web.listen-address "127.0.0.1:$PORT" >"$LOG" 2>&1 &
-PID=$!
-on_exit "kill $PID; wait $PID"
+spawn_exporter "$LOG" --config "$TMP/web.ini" --web.listen-address "127.0.0.1:$PORT"
+PID=$EXPORTER_PID
 
 CURL=(curl -s -m 5 --cacert "$TMP/ca.crt")
 AUTH=(-u 'alice:s3cret pass')
