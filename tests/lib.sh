@@ -155,16 +155,27 @@ wait_healthy() {
 	return 1
 }
 
+# metrics [URL [CURL ARGS...]]: one /metrics response of URL (default $EXPORTER_URL) on stdout.
+# A failed scrape is a not ok (on stderr: callers read stdout), never an empty scrape that
+# sums or deltas would read as zeros.
+metrics() {
+	local url=${1:-$EXPORTER_URL} rc
+	shift $(($# > 0))
+	curl -sf -m 10 "$@" "$url/metrics"
+	rc=$?
+	[ "$rc" -eq 0 ] || not_ok "scrape of $url/metrics" "curl exit status $rc" >&2
+	return "$rc"
+}
 # scrape_sum REGEX: sum of the values of samples whose "name{labels}" part matches REGEX.
 scrape_sum() {
-	curl -sf "$EXPORTER_URL/metrics" | awk -v re="$1" '
+	metrics | awk -v re="$1" '
 		/^#/ { next }
 		{ v = $NF; $NF = ""; sub(/ +$/, ""); if ($0 ~ re) s += v }
 		END { printf "%d\n", s }'
 }
 
-# scrape FILE [URL]: one /metrics response into FILE (a failed scrape fails the calling test).
-scrape() { curl -sf "${2:-$EXPORTER_URL}/metrics" >"$1" || : >"$1"; }
+# scrape FILE [URL]: one /metrics response into FILE (a failed scrape is a not ok).
+scrape() { metrics "${2:-}" >"$1"; }
 
 # fsum FILE REGEX: like scrape_sum, on a saved scrape (several sums from one consistent read).
 fsum() {

@@ -320,7 +320,7 @@ fi
 # drops disabled: serves with no collector at all, even without root or BPF.
 printf '[collector.drops]\nenabled = false\n' >"$TMP/disabled.ini"
 if start_exporter --config "$TMP/disabled.ini"; then
-	body=$(curl -sf "$EXPORTER_URL/metrics")
+	body=$(metrics)
 	check "enabled = false: no netstack_skb_drops_total family" \
 		absent netstack_skb_drops_total <<<"$body"
 	check "enabled = false: no series for the drops collector" \

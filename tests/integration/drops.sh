@@ -160,7 +160,7 @@ for read in auto false; do
 			grep -q "attached $want_prog to" "$EXPORTER_LOG"
 
 		check "direct_read=$read: netns config: drops collector attached" \
-			grep -q '^netstack_collector_up{collector="drops"} 1$' <(curl -sf "$EXPORTER_URL/metrics")
+			grep -q '^netstack_collector_up{collector="drops"} 1$' <(metrics)
 		nft_snapshot "$NS_B" >"$TMP/nft1.before"
 		scrape "$TMP/m1.before"
 		sent4=$(flood "$NS_A" 10.99.0.2 "$N")
@@ -211,7 +211,7 @@ done
 if start_exporter --config "$(config all \
 	'labels = reason,family,protocol,function,netns,interface')"; then
 	check "all-labels config: drops collector attached" \
-		grep -q '^netstack_collector_up{collector="drops"} 1$' <(curl -sf "$EXPORTER_URL/metrics")
+		grep -q '^netstack_collector_up{collector="drops"} 1$' <(metrics)
 	nft_snapshot "$NS_B" >"$TMP/nft4.before"
 	scrape "$TMP/m4.before"
 	sent4=$(flood "$NS_A" 10.99.0.2 "$N")
@@ -272,7 +272,7 @@ fi
 
 if start_exporter; then
 	check "default config: drops collector attached" \
-		grep -q '^netstack_collector_up{collector="drops"} 1$' <(curl -sf "$EXPORTER_URL/metrics")
+		grep -q '^netstack_collector_up{collector="drops"} 1$' <(metrics)
 	scrape "$TMP/m3.before"
 	# 127.0.0.1 in a namespace of our own: loopback, and certainly no socket on the port.
 	sent=$(ip netns exec "$NS_L" "$UDPFLOOD" 127.0.0.1 "$PORT" "$N")
@@ -305,7 +305,7 @@ fi
 if start_exporter --config "$(config small 'labels = reason,family,protocol,netns,interface' \
 	'max_series = 2')"; then
 	check "max_series=2: drops collector attached" \
-		grep -q '^netstack_collector_up{collector="drops"} 1$' <(curl -sf "$EXPORTER_URL/metrics")
+		grep -q '^netstack_collector_up{collector="drops"} 1$' <(metrics)
 	nft_snapshot "$NS_B" "$NS_D" >"$TMP/nft5.before"
 	scrape "$TMP/m5.before"
 	sentb=$(flood "$NS_A" 10.99.0.2 "$N")

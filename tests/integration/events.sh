@@ -188,7 +188,7 @@ check "/events/top names $funcs for NETFILTER_DROP with a hint" jqt --arg f "$fu
 		and .hint != null)) | length > 0' "$TMP/top.json"
 
 # 2: exemplars.
-curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' "$EXPORTER_URL/metrics" \
+metrics "$EXPORTER_URL" -H 'Accept: application/openmetrics-text; version=1.0.0' \
 	>"$TMP/om.txt"
 ex=$(grep '^netstack_skb_drops_total{reason="NETFILTER_DROP",family="ipv6",protocol="udp"}' \
 	"$TMP/om.txt")

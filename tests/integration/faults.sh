@@ -86,7 +86,7 @@ wait_healthy "$EXPORTER_URL" "$PID" "$LOG" exporter || {
 }
 check "drops: map creation failed (logged)" grep -q 'drops: cannot load.*Cannot allocate memory' "$LOG"
 check "rtt: attach failed (logged)" grep -q 'rtt: cannot attach sockops to cgroup' "$LOG"
-curl -sf "$EXPORTER_URL/metrics" >"$TMP/m1.prom"
+metrics >"$TMP/m1.prom"
 check_eq "netstack_collector_up drops 0" 0 "$(fsum "$TMP/m1.prom" '^netstack_collector_up\{collector="drops"\}$')"
 check_eq "netstack_collector_up rtt 0" 0 "$(fsum "$TMP/m1.prom" '^netstack_collector_up\{collector="rtt"\}$')"
 check_eq "netstack_collector_up retrans 1" 1 "$(fsum "$TMP/m1.prom" '^netstack_collector_up\{collector="retrans"\}$')"
@@ -100,7 +100,7 @@ ip netns exec "$NS" nft add table inet t$$ 2>/dev/null &&
 	ip netns exec "$NS" nft add chain inet t$$ in '{ type filter hook input priority 0; }' &&
 	ip netns exec "$NS" nft add rule inet t$$ in tcp dport 7 tcp flags syn drop
 ip netns exec "$NS" timeout 2.5 bash -c 'exec 3<>/dev/tcp/10.98.0.1/7' 2>/dev/null
-curl -sf "$EXPORTER_URL/metrics" >"$TMP/m2.prom"
+metrics >"$TMP/m2.prom"
 after=$(fsum "$TMP/m2.prom" '^netstack_tcp_retransmits_total\{')
 gt "the working collector counts (SYN retransmits $before -> $after)" "$after" "$before"
 kill "$PID"

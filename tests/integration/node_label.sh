@@ -5,11 +5,11 @@
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 
-samples_without() { curl -sf "$EXPORTER_URL/metrics" | grep -v '^#' | grep -vc "$1"; }
+samples_without() { metrics | grep -v '^#' | grep -vc "$1"; }
 
 start_exporter || { not_ok "exporter starts"; finish; }
 check_eq "no node label unless configured" 0 \
-	"$(curl -sf "$EXPORTER_URL/metrics" | grep -v '^#' | grep -c 'node=')"
+	"$(metrics | grep -v '^#' | grep -c 'node=')"
 kill "$EXPORTER_PID"
 
 printf '[labels]\nnode = from-file\n' >"$TMP/node.ini"

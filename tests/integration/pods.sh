@@ -332,7 +332,7 @@ check "the verdict lists them" grep -qF 'applied; needs a restart: [bpf] pin_pat
 check "listen_address in the file under --web.listen-address: the flag wins, nothing to name" \
 	bash -c "! grep -q 'listen_address changed' '$EXPORTER_LOG'"
 check_eq "accepted reload: netstack_config_last_reload_successful 1" 1 "$(scrape_sum '^netstack_config_last_reload_successful$')"
-check_eq "the node label was not applied live" 0 "$(curl -sf "$EXPORTER_URL/metrics" | grep -c 'node="elsewhere"')"
+check_eq "the node label was not applied live" 0 "$(metrics | grep -c 'node="elsewhere"')"
 labelled "after an accepted reload" 40
 curl -sf "$EXPORTER_URL/events?type=drop" >"$TMP/ev1"
 ge "[sampling] drop_sample_rate = 1 by SIGHUP: /events receives pod B's drops" \

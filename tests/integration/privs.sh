@@ -12,7 +12,7 @@ caps=+bpf,+perfmon,+net_admin,+syslog
 
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 collectors_up() {
-	curl -sf "$EXPORTER_URL/metrics" | awk '/^netstack_collector_up/ { n++; up += $2 }
+	metrics | awk '/^netstack_collector_up/ { n++; up += $2 }
 		END { print (n && n == up) ? "all" : up "/" n }'
 }
 
@@ -138,7 +138,7 @@ check_eq "user = nobody: uid 65534 in every thread" "" \
 check_eq "user = nobody: every collector up" all "$(collectors_up)"
 "$BUILD/tests/udpflood" 127.0.0.1 9 5 >/dev/null
 check "user = nobody: still scrapes drops" \
-	grep -q '^netstack_skb_drops_total{reason="NO_SOCKET"' <(curl -sf "$EXPORTER_URL/metrics")
+	grep -q '^netstack_skb_drops_total{reason="NO_SOCKET"' <(metrics)
 kill "$EXPORTER_PID"
 
 # Started unprivileged with only the four capabilities: it must attach everything. setpriv

@@ -156,7 +156,7 @@ samples=$(first_value "$(prom_query 'scrape_samples_scraped{job="netstack"}')")
 check "scrape_samples_scraped > 0 ($samples)" gt "$samples" 0
 # Against the exposition: drop series only ever appear (counters stay in the maps), so a
 # later scrape has at least as many samples, and every other sample was already there.
-curl -sf "$EXPORTER_URL/metrics" >"$TMP/now.prom"
+metrics >"$TMP/now.prom"
 exp_samples=$(grep -cv '^#\|^$' "$TMP/now.prom")
 exp_fixed=$(grep -v '^#\|^$' "$TMP/now.prom" | grep -cv '^netstack_skb_drops_total{')
 check "scrape_samples_scraped fits the exposition ($exp_fixed <= $samples <= $exp_samples)" \

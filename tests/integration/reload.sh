@@ -47,7 +47,7 @@ printf '[collector.drops]\nenabled = true\n[collector.nope]\n' >"$INI"
 hup
 check "unknown section: the log names $INI:3" grep -q "reload: $INI:3: unknown section \\[collector.nope\\]" "$EXPORTER_LOG"
 check_eq "drops still up" 1 "$(up_of drops)"
-check_eq "rtt still off (not listed)" "" "$(curl -sf "$EXPORTER_URL/metrics" | grep 'collector_up{collector="rtt"}')"
+check_eq "rtt still off (not listed)" "" "$(metrics | grep 'collector_up{collector="rtt"}')"
 drop 10
 after=$(scrape_sum "$NOSOCK")
 ge "drops counter went on through rejected reloads ($before -> $after)" "$after" $((before + 10))
@@ -56,7 +56,7 @@ ge "drops counter went on through rejected reloads ($before -> $after)" "$after"
 printf '[collector.drops]\nenabled = false\n[collector.rtt]\nenabled = true\n' >"$INI"
 hup
 check "good file applied" grep -q "reload: $INI applied" "$EXPORTER_LOG"
-curl -sf "$EXPORTER_URL/metrics" >"$TMP/s1.prom"
+metrics >"$TMP/s1.prom"
 check_eq "rtt enabled without restart" 1 "$(fsum "$TMP/s1.prom" '^netstack_collector_up\{collector="rtt"\}$')"
 check "drops disabled: no collector_up series for it" \
 	bash -c "! grep -q 'collector_up{collector=\"drops\"}' '$TMP/s1.prom'"
@@ -76,7 +76,7 @@ check_eq "drops detached: our process holds no count_drop program" 0 "$(programs
 printf '[collector.drops]\nlabels = reason,family,protocol,netns\n[collector.rtt]\nenabled = true\n' >"$INI"
 hup
 drop 5
-curl -sf "$EXPORTER_URL/metrics" >"$TMP/s2.prom"
+metrics >"$TMP/s2.prom"
 check_eq "drops re-enabled" 1 "$(fsum "$TMP/s2.prom" '^netstack_collector_up\{collector="drops"\}$')"
 check_eq "drops attached again: one count_drop_n program (netns label)" 1 "$(programs_of "$EXPORTER_PID" count_drop_n)"
 check "drops series now carry netns" grep -q '^netstack_skb_drops_total{reason="NO_SOCKET",.*netns="' "$TMP/s2.prom"

@@ -51,7 +51,6 @@ RATE2=10mbit
 # ---------------------------------------------------------------------------------------------
 # Helpers
 
-snap() { curl -sf "$EXPORTER_URL/metrics" >"$1" || : >"$1"; }
 # fval FILE REGEX: sum of the values of the samples whose name{labels} matches REGEX (floats).
 fval() {
 	RE=$2 awk '
@@ -208,13 +207,13 @@ if start_exporter --config \
 	"$(config off 'labels = family,netns,rtt_kind' 'existing_sockets = false')"; then
 	check_eq "existing_sockets = false: covered gauge" 0 \
 		"$(scrape_sum '^netstack_tcp_rtt_existing_sockets_covered$')"
-	snap "$TMP/t1.0"
+	scrape "$TMP/t1.0"
 	for _ in 1 2 3; do
 		sleep 0.5
 		o=$(other_sockops 1)
 		[ "$o" = 0 ] || others=$o
 	done
-	snap "$TMP/t1.1"
+	scrape "$TMP/t1.1"
 	name="existing_sockets = false: no samples from the connection opened before"
 	if [ "$others" = 0 ]; then
 		check_eq "$name" 0 "$(fdelta "$TMP/t1.0" "$TMP/t1.1" "^${H}_count[{]${A}[}]\$" | cut -d. -f1)"
@@ -237,9 +236,9 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 	if [ "$EXISTING" = 0 ]; then
 		check "log: connections open before start are not measured, and why" \
 			grep -q 'the kernel cannot turn RTT callbacks on for them' "$EXPORTER_LOG"
-		snap "$TMP/t1.2"
+		scrape "$TMP/t1.2"
 		sleep 1.5
-		snap "$TMP/t1.3"
+		scrape "$TMP/t1.3"
 		name="no samples from the connection opened before start"
 		if [ "$others" = 0 ]; then
 			check_eq "$name" 0 \
@@ -259,9 +258,9 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 		check "log: RTT callbacks turned on for the connections open before start ($line)" \
 			test "${on:-0}" -ge 2
 		wait_steady || not_ok "connection opened before start: RTT steady within 10 s"
-		snap "$TMP/t1.2"
+		scrape "$TMP/t1.2"
 		ref=$(ss_srtt 6)
-		snap "$TMP/t1.3"
+		scrape "$TMP/t1.3"
 		n=$(fdelta "$TMP/t1.2" "$TMP/t1.3" "^${H}_count[{]${A}[}]\$" | cut -d. -f1)
 		check "connection opened before start is measured ($n samples in 1.5 s)" test "${n:-0}" -ge 5
 		within "connection opened before start: mean matches ss srtt (ms)" \
@@ -276,9 +275,9 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 	bulk 10.99.0.2 60
 	wait_steady || not_ok "$RATE1: RTT steady within 10 s"
 	w0=$(now)
-	snap "$TMP/t2.0"
+	scrape "$TMP/t2.0"
 	ref1=$(ss_srtt 8)
-	snap "$TMP/t2.1"
+	scrape "$TMP/t2.1"
 	w1=$(now)
 	mean1=$(mean_ms "$TMP/t2.0" "$TMP/t2.1" "$A")
 	within "$RATE1: histogram mean matches ss srtt (ms)" "$mean1" "$ref1" 25
@@ -294,9 +293,9 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 	tbf "$RATE2"
 	sleep 0.5 # the queue drains to the new level
 	wait_steady || not_ok "$RATE2: RTT steady within 10 s"
-	snap "$TMP/t3.0"
+	scrape "$TMP/t3.0"
 	ref2=$(ss_srtt 8)
-	snap "$TMP/t3.1"
+	scrape "$TMP/t3.1"
 	mean2=$(mean_ms "$TMP/t3.0" "$TMP/t3.1" "$A")
 	within "$RATE2: histogram mean matches ss srtt (ms)" "$mean2" "$ref2" 25
 	med2=$(median_le "$TMP/t3.0" "$TMP/t3.1" "$A")
@@ -311,14 +310,14 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 	# -----------------------------------------------------------------------------------------
 	# Test 4: families.
 
-	snap "$TMP/t4.0"
+	scrape "$TMP/t4.0"
 	bulk fd99::2 1
 	wait "$BULK_PID"
 	reaped "$BULK_PID"
 	bulk ::ffff:10.99.0.2 1 # an AF_INET6 socket, IPv4 on the wire
 	wait "$BULK_PID"
 	reaped "$BULK_PID"
-	snap "$TMP/t4.1"
+	scrape "$TMP/t4.1"
 	n6=$(fdelta "$TMP/t4.0" "$TMP/t4.1" "^${H}_count[{]${A6}[}]\$" | cut -d. -f1)
 	n4=$(fdelta "$TMP/t4.0" "$TMP/t4.1" "^${H}_count[{]${A}[}]\$" | cut -d. -f1)
 	check "IPv6 transfer counted as family ipv6 ($n6 samples)" test "${n6:-0}" -gt 0
@@ -344,7 +343,7 @@ if start_exporter --config "$(config overflow 'labels = family,netns' 'max_serie
 	bulk 10.99.0.2 1.5
 	wait "$BULK_PID"
 	reaped "$BULK_PID"
-	snap "$TMP/t5"
+	scrape "$TMP/t5"
 	series=$(grep -c "^${H}_count[{]family=\"[a-z0-9]*\",netns=\"[0-9]*\"[}]" "$TMP/t5")
 	check_eq "max_series = 1: one netns histogram" 1 "$series"
 	check "max_series = 1: overflow histogram present" \
@@ -357,7 +356,7 @@ if start_exporter --config "$(config overflow 'labels = family,netns' 'max_serie
 			cut -d. -f1)
 		[ "$ovf" = "$hov" ] && break
 		sleep 0.2
-		snap "$TMP/t5"
+		scrape "$TMP/t5"
 	done
 	check "max_series = 1: overflow counter = overflow histogram count ($ovf = $hov)" \
 		test "${ovf:-0}" -gt 0 -a "$ovf" = "$hov"
@@ -379,7 +378,7 @@ if start_exporter; then
 	bulk 10.99.0.2 1
 	wait "$BULK_PID"
 	reaped "$BULK_PID"
-	snap "$TMP/t6"
+	scrape "$TMP/t6"
 	check "default labels: family only" grep -q "^${H}_count[{]family=\"ipv4\"[}] [1-9]" "$TMP/t6"
 	check_eq "default labels: no netns label" 0 "$(grep -c "^${H}.*netns=" "$TMP/t6")"
 	# The sockops program runs on every callback; the variant with label code is not loaded

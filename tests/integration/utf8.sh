@@ -154,7 +154,7 @@ check_eq "no byte of the invalid names reached the scrape" 0 \
 	"$(LC_ALL=C grep -c $'[\xfe\xff]' "$TMP/m.prom")"
 
 # -- 2. OpenMetrics ----------------------------------------------------------------------------
-curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' "$EXPORTER_URL/metrics" \
+metrics "$EXPORTER_URL" -H 'Accept: application/openmetrics-text; version=1.0.0' \
 	>"$TMP/m.om"
 if parse openmetrics "$TMP/m.om" >"$TMP/m.om.samples" 2>"$TMP/m.om.err"; then
 	ok "prometheus_client's OpenMetrics parser accepts the scrape"
@@ -164,7 +164,7 @@ fi
 check_eq "OpenMetrics: the parsed labels are the valid names" "$((D91 + D92))" \
 	"$(fsum "$TMP/m.om.samples" "^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",${PODLABELS}[}]")"
 check "OpenMetrics: with exemplars, which name the flow" grep -q " # {saddr=" "$TMP/m.om"
-curl -sf -H 'Accept-Encoding: gzip' "$EXPORTER_URL/metrics" | gzip -dc >"$TMP/m.gz.prom"
+metrics "$EXPORTER_URL" -H 'Accept-Encoding: gzip' | gzip -dc >"$TMP/m.gz.prom"
 promtool_ok "promtool accepts the gzipped scrape" "$TMP/m.gz.prom"
 
 # -- 3. JSON -----------------------------------------------------------------------------------
