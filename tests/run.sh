@@ -3,8 +3,9 @@
 # Run every unit test binary and integration script, once per build directory given
 # (default: $BUILD or build), then the fuzzers in $FUZZ_BUILD if set. Each prints TAP-style
 # "ok - name" / "not ok - name" lines, then the kernel matrix (tests/kernels/run.sh, QEMU) on
-# $KERNELS_BUILD if set. Ends with "N passed, N failed, N skipped". Under
-# CI=true a skipped script counts as failed: CI must run everything.
+# $KERNELS_BUILD if set. Ends with "N passed, N failed, N skipped" (a script that exits 77
+# is one skip, so is each "ok - name # SKIP why" line). Under CI=true a skip counts as failed:
+# CI must run everything.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -19,9 +20,17 @@ tally() { # name, command...: run it, count its ok/not ok lines
 	echo "== $name"
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
-	local p f
-	p=$(grep -c '^ok - ' "$log")
+	local p f s
+	# "ok - name # SKIP why": a check that did not run is a skip, never a pass.
+	s=$(grep -c '^ok - .*# SKIP' "$log")
+	p=$(($(grep -c '^ok - ' "$log") - s))
 	f=$(grep -c '^not ok - ' "$log")
+	if [ "$s" -gt 0 ] && [ "${CI:-}" = true ]; then
+		echo "not ok - $name: $s check(s) skipped, under CI=true a failure"
+		f=$((f + s))
+	else
+		skip=$((skip + s))
+	fi
 	if [ "$rc" -eq 77 ]; then
 		if [ "${CI:-}" = true ]; then
 			echo "not ok - $name: SKIPPED under CI=true counts as a failure"
