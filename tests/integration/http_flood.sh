@@ -49,6 +49,25 @@ summary() {
 }
 # all_within FILE BOUND: every line is a 200 within BOUND seconds.
 all_within() { awk -v b="$2" '$1 != 200 || $2 + 0 > b + 0 { bad = 1 } END { exit bad || !NR }' "$1"; }
+# A bound on the slowest of 10 or 20 requests can be missed by chance on a machine others load:
+# once_more MEASURE BOUND FILES -- ATTACKER_OUTPUTS: when a request in FILES was over BOUND,
+# MEASURE again and say so. The second measurement is judged only when no attacker had ended
+# by then ("done" in its output): else it proves nothing and the first one stands.
+once_more() {
+	local measure=$1 bound=$2 files=() f
+	shift 2
+	while [ "$1" != -- ]; do files+=("$1") && shift; done
+	shift
+	for f in "${files[@]}"; do all_within "$f" "$bound" || break; done
+	all_within "$f" "$bound" && return
+	echo "# over $bound s ($(summary "$f")): measured once more"
+	for f in "${files[@]}"; do cp "$f" "$f.first"; done
+	"$measure"
+	if grep -qs '^done' "$@"; then
+		echo "# ... but an attacker had ended by then: the first measurement stands"
+		for f in "${files[@]}"; do mv "$f.first" "$f"; done
+	fi
+}
 
 # ==== 1. connection flood against the defaults ====
 start_exporter || {
@@ -75,13 +94,18 @@ SLOW=$ATTACK
 wait_line "$TMP/idle.out" ready && wait_line "$TMP/slow.out" ready
 sleep 1
 held=$(fds "$PID")
-: >"$TMP/flood.times"
-: >"$TMP/flood.healthz"
-for _ in $(seq 10); do
-	timed "$TMP/flood.times" "$U/metrics"
-	timed "$TMP/flood.healthz" "$U/healthz"
-	sleep 0.3
-done
+flood_times() {
+	: >"$TMP/flood.times"
+	: >"$TMP/flood.healthz"
+	for _ in $(seq 10); do
+		timed "$TMP/flood.times" "$U/metrics"
+		timed "$TMP/flood.healthz" "$U/healthz"
+		sleep 0.3
+	done
+}
+flood_times
+once_more flood_times "$FLOOD_BOUND" "$TMP/flood.times" "$TMP/flood.healthz" -- \
+	"$TMP/idle.out" "$TMP/slow.out"
 held2=$(fds "$PID")
 echo "# during the flood: $held then $held2 fds; scrapes $(summary "$TMP/flood.times");" \
 	"/healthz $(summary "$TMP/flood.healthz")"
@@ -187,13 +211,18 @@ WRONG=$ATTACK
 attack "$TMP/unknown.out" -b 127.0.3.101 -B 4 auth 127.0.0.1 "$PORT" 4 "$HOLD" mallory:guess
 UNKNOWN=$ATTACK
 sleep 1
-: >"$TMP/auth.times"
-: >"$TMP/auth.healthz"
-for _ in $(seq 20); do
-	timed "$TMP/auth.times" "$U/metrics" -u "prometheus:$GOOD"
-	timed "$TMP/auth.healthz" "$U/healthz" -u "prometheus:$GOOD"
-	sleep 0.25
-done
+auth_times() {
+	: >"$TMP/auth.times"
+	: >"$TMP/auth.healthz"
+	for _ in $(seq 20); do
+		timed "$TMP/auth.times" "$U/metrics" -u "prometheus:$GOOD"
+		timed "$TMP/auth.healthz" "$U/healthz" -u "prometheus:$GOOD"
+		sleep 0.25
+	done
+}
+auth_times
+once_more auth_times "$AUTH_BOUND" "$TMP/auth.times" "$TMP/auth.healthz" -- \
+	"$TMP/wrong.out" "$TMP/unknown.out"
 # A user whose password was never checked yet waits for the worker; from an address without
 # failures its check goes ahead of the guessers' ones: at most the check running, then its own.
 : >"$TMP/auth.late"

@@ -90,36 +90,44 @@ check_eq "the password is case-sensitive" 401 "$(status -u 'alice:S3cret pass' "
 # Requests alternate (drift on a busy box hits both sides alike) and medians ignore outliers.
 # Known and unknown user must be within 25% of each other; a request without credentials
 # (no bcrypt at all) shows the check is sensitive: both must be far above it. Each wrong
-# password comes from an address of its own: one address gets 5 checks, then 429s.
+# password comes from an address of its own: one address gets 5 checks, then 429s. Accepted
+# credentials are remembered: a scraper pays bcrypt once, a wrong password every time. Medians
+# of 40 on a machine others load can still fall out by chance: out of bounds, the whole
+# measurement runs once more (on other addresses) and says so; the second one is judged.
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-: >"$TMP/t.known"
-: >"$TMP/t.unknown"
-: >"$TMP/t.none"
-for i in $(seq 40); do
-	"${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' -u alice:wrong \
-		--interface "127.0.6.$i" "$URL/metrics" | awk '{ print $1 - $2 }' >>"$TMP/t.known"
-	"${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' -u nobody:wrong \
-		--interface "127.0.7.$i" "$URL/metrics" | awk '{ print $1 - $2 }' >>"$TMP/t.unknown"
-	"${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' \
-		"$URL/metrics" | awk '{ print $1 - $2 }' >>"$TMP/t.none"
-done
-mk=$(median <"$TMP/t.known")
-mu=$(median <"$TMP/t.unknown")
-mn=$(median <"$TMP/t.none")
-echo "# median time to first byte after the handshake: known user $mk s, unknown $mu s, no credentials $mn s"
-check "known vs unknown user within 25% ($mk s vs $mu s)" \
-	awk -v a="$mk" -v b="$mu" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a > b ? a : b; exit !(d <= 0.25 * m) }'
-check "the password check is measurable: both > 3x no credentials ($mn s)" \
-	awk -v a="$mk" -v b="$mu" -v n="$mn" 'BEGIN { exit !(a > 3 * n && b > 3 * n) }'
-# Accepted credentials are remembered: a scraper pays bcrypt once, a wrong password every time.
-: >"$TMP/t.right"
-for _ in $(seq 10); do
-	"${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' "${AUTH[@]}" \
-		"$URL/healthz" | awk '{ print $1 - $2 }' >>"$TMP/t.right"
-done
-mr=$(median <"$TMP/t.right")
-check "the right password again costs no bcrypt run ($mr s < $mk s / 3)" \
-	awk -v r="$mr" -v k="$mk" 'BEGIN { exit !(r < k / 3) }'
+ttfb() { "${CURL[@]}" -o /dev/null -w '%{time_starttransfer} %{time_appconnect}\n' "$@" |
+	awk '{ print $1 - $2 }'; }
+timing() { # FIRST_ADDRESS: sets mk, mu, mn (40 requests each), mr (10)
+	local i
+	: >"$TMP/t.known"
+	: >"$TMP/t.unknown"
+	: >"$TMP/t.none"
+	: >"$TMP/t.right"
+	for i in $(seq "$1" $(($1 + 39))); do
+		ttfb -u alice:wrong --interface "127.0.6.$i" "$URL/metrics" >>"$TMP/t.known"
+		ttfb -u nobody:wrong --interface "127.0.7.$i" "$URL/metrics" >>"$TMP/t.unknown"
+		ttfb "$URL/metrics" >>"$TMP/t.none"
+	done
+	for _ in $(seq 10); do ttfb "${AUTH[@]}" "$URL/healthz" >>"$TMP/t.right"; done
+	mk=$(median <"$TMP/t.known")
+	mu=$(median <"$TMP/t.unknown")
+	mn=$(median <"$TMP/t.none")
+	mr=$(median <"$TMP/t.right")
+	echo "# median time to first byte after the handshake: known user $mk s, unknown $mu s," \
+		"no credentials $mn s, the right password again $mr s"
+}
+same() { awk -v a="$mk" -v b="$mu" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a > b ? a : b
+	exit !(d <= 0.25 * m) }'; }
+measurable() { awk -v a="$mk" -v b="$mu" -v n="$mn" 'BEGIN { exit !(a > 3 * n && b > 3 * n) }'; }
+remembered() { awk -v r="$mr" -v k="$mk" 'BEGIN { exit !(r < k / 3) }'; }
+timing 1
+if ! same || ! measurable || ! remembered; then
+	echo "# timing out of bounds: measured once more"
+	timing 41
+fi
+check "known vs unknown user within 25% ($mk s vs $mu s)" same
+check "the password check is measurable: both > 3x no credentials ($mn s)" measurable
+check "the right password again costs no bcrypt run ($mr s < $mk s / 3)" remembered
 
 # ---- SIGHUP: a rotated certificate is served; a missing one is rejected ----
 serial() {
