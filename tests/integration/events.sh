@@ -212,7 +212,7 @@ stop_exporter
 # 3: 1 in 10. The events of n drops: no more spread than Binomial(n, 0.1) (the gap after a
 # sample is uniform on 0..18, steadier than a coin per drop), so the test takes the binomial's
 # exact tails (not a normal approximation) for a false-failure rate of 1e-6 per run. For
-# n = 20000 (mean 2000, sd 42): [1796, 2211], where the old 99.9 % one was [1860, 2140].
+# n = 10000 (mean 1000, sd 30): [856, 1150], where the old 99.9 % one was [901, 1099].
 # A run whose ring buffer overflowed (other traffic's drops) runs once more, and says so.
 # binomial_interval N P ALPHA: the smallest LO and largest HI with P(X < LO), P(X > HI) <=
 # ALPHA / 2 for X ~ Binomial(N, P), the probabilities summed exactly in log space.
