@@ -17,9 +17,7 @@ cleanup() {
 	local rc=$? i e
 	# Exporters first, while their logs exist; a failure here fails the script.
 	for e in "${EXPORTERS[@]}"; do
-		kill "${e%% *}" 2>/dev/null
-		wait "${e%% *}" 2>/dev/null
-		exporter_stopped "${e%% *}" $?
+		stop_exporter "${e%% *}"
 	done
 	for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do
 		eval "${CLEANUPS[i]}" >/dev/null 2>&1
@@ -234,9 +232,12 @@ yaml2json() {
 # stop_exporter [PID]: stop the exporter (default $EXPORTER_PID) now, its BPF programs detach;
 # under ASan its exit status and log are checked (exporter_stopped).
 stop_exporter() {
-	local pid=${1:-$EXPORTER_PID}
+	local pid=${1:-$EXPORTER_PID} stat ppid
 
-	kill "$pid" 2>/dev/null
+	# Only while it is our child: a PID the test reaped itself may be someone else's by now.
+	stat=$(cat "/proc/$pid/stat" 2>/dev/null)
+	read -r _ ppid _ <<<"${stat##*) }"
+	[ "$ppid" = $$ ] && kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	exporter_stopped "$pid" $?
 }
