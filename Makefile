@@ -41,7 +41,7 @@ ifeq ($(FUZZ),1)
 CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
-LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt
+LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt -lseccomp
 # -mcpu=v3: atomic fetch-and-add (Linux 5.12+; the drop reasons need 5.17 anyway).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 	      -Wno-unused-parameter -Ibpf -MMD -MP

@@ -9,6 +9,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "pin.h"
+#include "confine.h"
 
 void skeleton_release(const struct bpf_object_skeleton *s)
 {
@@ -37,7 +38,7 @@ int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *
 	     const char *collector, const char *perm_hint, bool quiet)
 {
 	const char *hint;
-	char buf[200];
+	char buf[300];
 	int err;
 
 	if (pin_prepare(env->pin_root, s, collector))
@@ -50,6 +51,8 @@ int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *
 	if (quiet)
 		return err;
 	hint = bpf_memlock_hint(err, buf, sizeof(buf));
+	if (!*hint)
+		hint = confine_denied_hint(err, buf, sizeof(buf));
 	if (!*hint && perm_hint && (err == -EPERM || err == -EACCES))
 		hint = perm_hint;
 	log_error("%s: cannot load BPF programs: %s%s", collector, strerror(-err), hint);
@@ -60,9 +63,11 @@ int bpf_attach(const struct collector_env *env, const struct bpf_object_skeleton
 	       const char *collector, const char *target, enum event_type type)
 {
 	int err = target ? bpf_object__attach_skeleton((struct bpf_object_skeleton *)s) : 0;
+	char buf[300];
 
 	if (err) {
-		log_error("%s: cannot attach to %s: %s", collector, target, strerror(-err));
+		log_error("%s: cannot attach to %s: %s%s", collector, target, strerror(-err),
+			  confine_denied_hint(err, buf, sizeof(buf)));
 		return err;
 	}
 	if (pin_commit(env->pin_root, s, collector))

@@ -28,6 +28,7 @@ void config_defaults(struct config *c)
 	c->max_request = 16384;
 	strcpy(c->tls_min_version, "TLS12");
 	c->drop_caps = true;
+	c->seccomp = true;
 	c->log_level = LOG_INFO;
 	pods_config_defaults(&c->pods);
 	events_defaults(&c->sampling);
@@ -251,6 +252,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 			ret = parse_bool(val, &c->drop_caps, msg, sizeof(msg));
 		else if (!strcmp(key, "user"))
 			ret = set_string(c->user, sizeof(c->user), val, msg, sizeof(msg));
+		else if (!strcmp(key, "seccomp"))
+			ret = parse_bool(val, &c->seccomp, msg, sizeof(msg));
 		else
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [security]", key);
 	} else if (!strcmp(section, "labels")) {

@@ -43,6 +43,7 @@ struct config {
 	unsigned n_users;
 	bool drop_caps;		  /* [security] drop_capabilities */
 	char user[64];		  /* [security] user: switch to it after start-up */
+	bool seccomp;		  /* [security] seccomp: the exporter's own filter */
 	char node[128];		  /* [labels] node: a node="..." label on every series */
 	char pin_path[200];	  /* [bpf] pin_path: pin maps and links there; empty: don't */
 	enum log_level log_level; /* [log] level */

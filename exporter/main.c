@@ -22,6 +22,7 @@
 #include "pods.h"
 #include "pin.h"
 #include "privs.h"
+#include "confine.h"
 #include "scrape.h"
 #include "status.h"
 #include "version.h"
@@ -126,6 +127,7 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
 		STR("[labels] node", node),
 		{ "[security] drop_capabilities", offsetof(struct config, drop_caps), 0 },
 		STR("[security] user", user),
+		{ "[security] seccomp", offsetof(struct config, seccomp), 0 },
 #undef STR
 	};
 	size_t used = 0;
@@ -405,6 +407,11 @@ int main(int argc, char **argv)
 	 * start), so every thread inherits the dropped state.
 	 */
 	if (cfg.drop_caps && privs_drop(privs_runtime_caps(), cfg.user)) {
+		exit_code = 1;
+		goto out;
+	}
+	/* Then the filter, while this is the only thread (TSYNC covers any other anyway). */
+	if (cfg.seccomp && confine_self()) {
 		exit_code = 1;
 		goto out;
 	}

@@ -38,12 +38,12 @@ static int get_caps(struct __user_cap_header_struct *h, struct __user_cap_data_s
 	return syscall(SYS_capget, h, d) ? -1 : 0;
 }
 
-static int has_cap(int cap)
+bool privs_held(uint64_t caps)
 {
 	struct __user_cap_header_struct h;
 	struct __user_cap_data_struct d[2];
 
-	return !get_caps(&h, d) && (d[cap / 32].effective >> (cap % 32) & 1);
+	return !get_caps(&h, d) && (((uint64_t)d[1].effective << 32 | d[0].effective) & caps) == caps;
 }
 
 static int set_caps(uint64_t keep)
@@ -77,7 +77,7 @@ int privs_drop(uint64_t keep, const char *user)
 	 * Bounding set first: dropping from it needs CAP_SETPCAP, which goes next. Without it
 	 * (started unprivileged) no_new_privs below keeps exec from using the bounding set.
 	 */
-	for (int cap = 0; cap <= last_cap() && has_cap(CAP_SETPCAP); cap++)
+	for (int cap = 0; cap <= last_cap() && privs_held(1ull << CAP_SETPCAP); cap++)
 		if (!(keep >> cap & 1) && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			goto fail;

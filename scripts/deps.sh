@@ -8,7 +8,8 @@
 set -eu
 
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
-libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev libgnutls28-dev libcrypt-dev"
+libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev libgnutls28-dev libcrypt-dev \
+libseccomp-dev"
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
 jq libyaml-libyaml-perl strace systemd openssl whois python3-prometheus-client"
 BENCH_PKGS="bpftrace prometheus-node-exporter wrk"
@@ -17,7 +18,7 @@ BENCH_PKGS="bpftrace prometheus-node-exporter wrk"
 KERNEL_PKGS="qemu-system-x86 qemu-system-arm busybox-static cpio kmod xz-utils util-linux \
 gcc-aarch64-linux-gnu libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 \
 libmicrohttpd-dev:arm64 libinih-dev:arm64 libcurl4-openssl-dev:arm64 libjson-c-dev:arm64 \
-libgnutls28-dev:arm64 libcrypt-dev:arm64"
+libgnutls28-dev:arm64 libcrypt-dev:arm64 libseccomp-dev:arm64"
 
 pkgs=$BUILD_PKGS
 case ${1:-build} in

@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "bpfload.h"
@@ -22,6 +24,7 @@
 #include "log.h"
 #include "parse.h"
 #include "rtt.h"
+#include "confine.h"
 #include "../events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
 
@@ -476,7 +479,8 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	struct rtt *rt;
 	struct bpf_link **link;
 	struct bpf_program *prog;
-	char cgroup[PATH_MAX];
+	char cgroup[PATH_MAX], hint[300];
+	struct statfs fs;
 	bool iter;
 	int err, iter_err = 0, cgroup_fd = -1;
 
@@ -500,6 +504,18 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		err = -errno;
 		log_error("rtt: cannot open cgroup %s: %s", cgroup, strerror(-err));
 		return err;
+	}
+	/* The kernel's EBADF from the attach would not say that the hierarchy is the wrong one. */
+	if (!fstatfs(cgroup_fd, &fs) && fs.f_type != CGROUP2_SUPER_MAGIC) {
+		log_error("rtt: cgroup %s is not a cgroup2 mount (%s): sockops attach only to cgroup2; "
+			  "mount the cgroup2 hierarchy there or set [collector.rtt] cgroup to its mount "
+			  "(/sys/fs/cgroup/unified on the hybrid layout), see docs/collectors/rtt.md",
+			  cgroup,
+			  fs.f_type == CGROUP_SUPER_MAGIC ? "it is cgroup v1"
+			  : fs.f_type == TMPFS_MAGIC	  ? "a tmpfs: the cgroup v1 layout"
+							  : "another filesystem");
+		close(cgroup_fd);
+		return -EINVAL;
 	}
 	rt = calloc(1, sizeof(*rt));
 	if (!rt) {
@@ -531,7 +547,8 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	*link = bpf_program__attach_cgroup(prog, cgroup_fd);
 	if (!*link) {
 		err = -errno;
-		log_error("rtt: cannot attach sockops to cgroup %s: %s", cgroup, strerror(-err));
+		log_error("rtt: cannot attach sockops to cgroup %s: %s%s", cgroup, strerror(-err),
+			  confine_denied_hint(err, hint, sizeof(hint)));
 		goto cleanup;
 	}
 	err = bpf_attach(env, rt->skel->skeleton, "rtt", NULL, EV_RTT);

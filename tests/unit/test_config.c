@@ -93,6 +93,7 @@ static void test_defaults(void)
 	CHECK(c.max_connections == 256);
 	CHECK(c.timeout_seconds == 10);
 	CHECK(c.log_level == LOG_INFO);
+	CHECK(c.seccomp);
 	CHECK(collector_find("drops")->default_enabled);
 	CHECK(drops(&c)->enabled);
 	for (int i = 0; collectors[i]; i++)
@@ -264,6 +265,18 @@ static void test_bad_bool(void)
 		     "enabled: expected true or false, got 'True'");
 	EXPECT_ERROR("[collector.drops]\nenabled =\n", 2,
 		     "enabled: expected true or false, got ''");
+	EXPECT_ERROR("[security]\n\nseccomp = off\n", 3,
+		     "seccomp: expected true or false, got 'off'");
+}
+
+static void test_seccomp_key(void)
+{
+	struct config c;
+
+	EXPECT_OK(&c, "[security]\nseccomp = false\n");
+	CHECK(!c.seccomp);
+	EXPECT_OK(&c, "[security]\nseccomp = true\n");
+	CHECK(c.seccomp);
 }
 
 static void test_bad_numbers(void)
@@ -835,6 +848,7 @@ int main(void)
 	RUN(test_unknown_section);
 	RUN(test_unknown_keys);
 	RUN(test_bad_bool);
+	RUN(test_seccomp_key);
 	RUN(test_bad_numbers);
 	RUN(test_bad_metrics_path);
 	RUN(test_overlong_values);

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * seccomp_deny CALL[,CALL...] COMMAND [ARGS...]: run COMMAND under a seccomp filter that fails
+ * the named system calls with EPERM and allows every other, as a runtime's default profile
+ * does with bpf() to a process without CAP_SYS_ADMIN. Capabilities are kept.
+ */
+#include <errno.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	scmp_filter_ctx ctx;
+	char *save = NULL;
+	int err = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s CALL[,CALL...] COMMAND [ARGS...]\n", argv[0]);
+		return 2;
+	}
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return 1;
+	for (char *name = strtok_r(argv[1], ",", &save); name && !err;
+	     name = strtok_r(NULL, ",", &save)) {
+		int nr = seccomp_syscall_resolve_name(name);
+
+		if (nr == __NR_SCMP_ERROR) {
+			fprintf(stderr, "seccomp_deny: unknown system call '%s'\n", name);
+			return 2;
+		}
+		err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	}
+	if (!err)
+		err = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (err) {
+		fprintf(stderr, "seccomp_deny: %s\n", strerror(-err));
+		return 1;
+	}
+	execvp(argv[2], argv + 2);
+	fprintf(stderr, "seccomp_deny: %s: %s\n", argv[2], strerror(errno));
+	return 127;
+}
