@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # /init of the x86_64 guests' initramfs (tests/kernels/run.sh builds it): the kernel package's
 # own virtio/9p modules, the host's root read-only over 9p with tmpfs where the checks write,
-# the results directory read-write, then tests/kernels/guest.sh as the new root's init.
+# the results directory read-write, then the guest script (GUEST) as the new root's init.
 # (The kernel's own modules stay in the unpacked package: guest.sh points modprobe there.)
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -35,4 +35,17 @@ fi
 for d in dev proc sys; do
 	mount --move "/$d" "/newroot/$d"
 done
-exec switch_root /newroot /bin/bash "$WT/tests/kernels/guest.sh"
+# GUEST (the env file) runs as the new root's init, or under systemd as PID 1 (INIT=systemd):
+# then as a unit of its own, systemd.unit=kt.target on the kernel's command line.
+if [ "${INIT:-}" = systemd ]; then
+	mkdir -p /newroot/run/systemd/system
+	printf '[Unit]\nAllowIsolate=yes\nWants=kt-guest.service\n' \
+		>/newroot/run/systemd/system/kt.target
+	printf '[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/bin/bash %s\n' "$GUEST" \
+		>/newroot/run/systemd/system/kt-guest.service
+	# An empty container= tells systemd it is on a machine: the host's root may hold a
+	# /.dockerenv, and in a container systemd would not read the kernel's command line.
+	export container=
+	exec switch_root /newroot /lib/systemd/systemd
+fi
+exec switch_root /newroot /bin/bash "$GUEST"
