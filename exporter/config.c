@@ -28,6 +28,7 @@ void config_defaults(struct config *c)
 	c->max_request = 16384;
 	strcpy(c->tls_min_version, "TLS12");
 	c->drop_caps = true;
+	c->pin_wait_seconds = 30;
 	c->log_level = LOG_INFO;
 	pods_config_defaults(&c->pods);
 	events_defaults(&c->sampling);
@@ -261,7 +262,9 @@ static int handler(void *user, const char *section, const char *key, const char 
 	} else if (!strcmp(section, "pods")) {
 		ret = pods_config_set(&c->pods, key, val, msg, sizeof(msg));
 	} else if (!strcmp(section, "bpf")) {
-		if (strcmp(key, "pin_path"))
+		if (!strcmp(key, "pin_wait_seconds"))
+			ret = parse_uint(val, 0, 3600, &c->pin_wait_seconds, msg, sizeof(msg));
+		else if (strcmp(key, "pin_path"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [bpf]", key);
 		else if (val[0] && val[0] != '/')
 			snprintf(msg, sizeof(msg), "expected an absolute path, got '%s'", val);

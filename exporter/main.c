@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 	char err[512], *text = NULL;
 	size_t len = 0;
 	sigset_t sigs;
-	int opt, sig, started = 0, exit_code = 0;
+	int opt, sig, started = 0, exit_code = 0, pin_fd = -1;
 
 	opterr = 0;
 	while ((opt = getopt_long_only(argc, argv, ":", options, NULL)) != -1) {
@@ -340,6 +340,14 @@ int main(int argc, char **argv)
 			names[i] = collectors[i]->name;
 		free(text);
 		return pin_remove_all(cfg.pin_path, names) ? 1 : 0;
+	}
+	/*
+	 * Before anything attaches: a second exporter on the same pins would count every event
+	 * twice. Held until exit; the kernel lets go of it however the process ends.
+	 */
+	if (cfg.pin_path[0] && (pin_fd = pin_lock(cfg.pin_path, cfg.pin_wait_seconds)) < 0) {
+		free(text);
+		return pin_fd == -2 ? 3 : 1;
 	}
 	libbpf_set_print(libbpf_log);
 
@@ -452,5 +460,7 @@ out:
 	scrape_free(scrape);
 	kernel_free(&kernel); /* every thread that reads it is joined */
 	free(text);
+	if (pin_fd >= 0)
+		close(pin_fd); /* the next exporter may take the pins over */
 	return exit_code;
 }

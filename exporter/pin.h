@@ -7,6 +7,14 @@
 /* root: [bpf] pin_path, the caller's; empty: no pinning, every call below does nothing. */
 
 /*
+ * One exporter per pin path: an exclusive flock on the root directory, for as long as the
+ * returned descriptor is open (the kernel lets go of it when the process ends, kill -9
+ * included). Another exporter's lock is waited for up to wait_seconds. The descriptor, -2 when
+ * another exporter still holds it, -1 on other errors (both logged).
+ */
+int pin_lock(const char *root, unsigned wait_seconds);
+
+/*
  * A collector calls these with its skeleton: pin_prepare after open and setting max_entries,
  * before load (reuses compatible pinned maps, replaces incompatible ones with a log line);
  * pin_commit after attach (pins the links and settings). 0 or -1 (logged).

@@ -762,6 +762,8 @@ static void test_web_tls_and_users(void)
 	EXPECT_ERROR("[bpf]\npin_path = sys/fs/bpf\n", 2,
 		     "pin_path: expected an absolute path, got 'sys/fs/bpf'");
 	EXPECT_ERROR("[bpf]\npin = /x\n", 2, "pin: unknown key 'pin' in [bpf]");
+	EXPECT_ERROR("[bpf]\npin_wait_seconds = 3601\n", 2,
+		     "pin_wait_seconds: expected a whole number from 0 to 3600, got '3601'");
 }
 
 /* TLS keys that only make sense together are checked once the whole file is read. */
