@@ -350,7 +350,8 @@ DROP_PROGS(_fni, DROP_LABEL_FUNCTION | DROP_LABEL_NETNS | DROP_LABEL_INTERFACE)
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(count_drop_compat, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
 {
-	return count(skb, location, reason, label_mask, false, true);
+	/* Sampling off is rate 0 in .rodata: the verifier then removes the sampling code. */
+	return count(skb, location, reason, label_mask, false, sample_cfg.rate);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -199,6 +199,9 @@ for read in auto false; do
 				"^${M}[{]reason=\"[^\"]*\",family=\"ipv$fam\",protocol=\"udp\",netns=\"($INO_A|$INO_B)\"[}]\$")
 			check_eq "direct_read=$read ipv$fam: all udp drops in netns A and B equal datagrams sent" "$sent" "$got"
 		done
+		# No [sampling]: not one event sampled (the compat program used to sample regardless).
+		check "direct_read=$read: sampling off, no drop sampled" \
+			grep -qx 'netstack_events_sampled_total{type="drop"} 0' "$TMP/m1.after"
 		stop_exporter
 	else
 		not_ok "direct_read=$read: netns config: exporter starts"
