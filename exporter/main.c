@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -166,6 +167,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	char err[512] = "", restart[256];
 	size_t len;
 	char *new_text = config_read(path, &len, err, sizeof(err));
+	bool failed = false;
 	unsigned resample;
 	int i;
 
@@ -209,6 +211,17 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			 : c->state  ? "(re)started"
 				     : "failed",
 			 resampled ? " ([sampling] changed)" : "");
+		if (c->enabled && !c->state) {
+			/* A reload applies or is reported failed: what ran before runs on. */
+			failed = true;
+			if (up)
+				start_collector(c, &cfg->collectors[i], env, false);
+			if (c->state) {
+				next.collectors[i] = cfg->collectors[i];
+				log_error("reload: collector %s runs on with its previous settings",
+					  c->ops->name);
+			}
+		}
 	}
 	if (events_start(env->events, env->kernel))
 		log_error(
@@ -217,12 +230,18 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 		log_error("reload: pods: cannot start the resolver; no pod labels");
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
-	scrape_reload_result(sc, true);
+	scrape_reload_result(sc, !failed);
 	scrape_unlock(sc);
 	http_retire(http);
 	free(*text);
 	*text = new_text;
-	log_info("reload: %s applied%s%s", path, restart[0] ? "; needs a restart: " : "", restart);
+	if (failed)
+		log_error("reload: %s applied but for the collectors that failed above; "
+			  "netstack_config_last_reload_successful is 0",
+			  path);
+	else
+		log_info("reload: %s applied%s%s", path, restart[0] ? "; needs a restart: " : "",
+			 restart);
 }
 
 static int flag_error(const char *fmt, const char *arg)
@@ -246,9 +265,11 @@ int main(int argc, char **argv)
 	struct kernel kernel;
 	struct pods *pods = NULL;
 	struct http *http = NULL;
+	struct passwd *pw;
 	struct config cfg;
 	/* The running pin_path: a restart key, a reload keeps its value (keep_restart_keys). */
 	struct collector_env env = { &kernel, cfg.pin_path, NULL /* events_new */ };
+	const char *names[MAX_COLLECTORS + 1] = { 0 }; /* the collectors' */
 	char err[512], *text = NULL;
 	size_t len = 0;
 	sigset_t sigs;
@@ -333,11 +354,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	__atomic_store_n(&log_threshold, cfg.log_level, __ATOMIC_RELAXED);
+	for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
+		names[i] = collectors[i]->name;
 	if (unpin) {
-		const char *names[MAX_COLLECTORS + 1] = { 0 };
-
-		for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
-			names[i] = collectors[i]->name;
 		free(text);
 		return pin_remove_all(cfg.pin_path, names) ? 1 : 0;
 	}
@@ -412,6 +431,11 @@ int main(int argc, char **argv)
 	 * thread that lasts starts (consumer, HTTP, pod resolver, and those they or a reload
 	 * start), so every thread inherits the dropped state.
 	 */
+	if (cfg.drop_caps && cfg.user[0] && (pw = getpwnam(cfg.user)) &&
+	    pin_give(cfg.pin_path, names, pw->pw_uid, pw->pw_gid)) {
+		exit_code = 1;
+		goto out;
+	}
 	if (cfg.drop_caps && privs_drop(privs_runtime_caps(), cfg.user)) {
 		exit_code = 1;
 		goto out;

@@ -341,6 +341,41 @@ void pin_remove(const char *root, const char *collector)
 		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
 }
 
+/* chown path to uid:gid, or log why not. */
+static int give(const char *path, uid_t uid, gid_t gid)
+{
+	if (!fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	log_error("pin: cannot hand %s to uid %u: %s", path, (unsigned)uid, strerror(errno));
+	return -1;
+}
+
+int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t gid)
+{
+	char dir[300], path[600];
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	if (!root[0])
+		return 0;
+	err |= give(root, uid, gid);
+	for (; *collectors; collectors++) {
+		snprintf(dir, sizeof(dir), "%s/%s", root, *collectors);
+		d = opendir(dir);
+		if (!d)
+			continue; /* not pinned (yet): made by the user later */
+		err |= give(dir, uid, gid);
+		while ((e = readdir(d)))
+			if (own_pin(e->d_name)) {
+				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+				err |= give(path, uid, gid);
+			}
+		closedir(d);
+	}
+	return err ? -1 : 0;
+}
+
 int pin_remove_all(const char *root, const char *const *collectors)
 {
 	if (!root[0]) {

@@ -3,6 +3,7 @@
 #define NETSTACK_PIN_H
 
 #include <bpf/libbpf.h>
+#include <sys/types.h>
 
 /* root: [bpf] pin_path, the caller's; empty: no pinning, every call below does nothing. */
 
@@ -27,6 +28,12 @@ int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char
  * directory when that is empty then; other tools' pins stay.
  */
 void pin_remove(const char *root, const char *collector);
+/*
+ * Before privileges are dropped for [security] user: hand pin_path, the named collectors'
+ * (NULL-terminated) directories and their pins to uid:gid, so that the collectors a reload
+ * starts can pin there (root made them, mode 0700 and 0600). 0 or -1 (logged).
+ */
+int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t gid);
 /*
  * --unpin: the pins of the collectors named (NULL-terminated), then the pin_path directory
  * when nothing else is left in it; 0 or -1 (logged).
