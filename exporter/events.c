@@ -223,6 +223,14 @@ static bool same_sampling(const struct sampling_config *a, const struct sampling
 	       a->to_stdout == b->to_stdout && a->stdout_per_second == b->stdout_per_second;
 }
 
+static bool sampling_on(const struct sampling_config *c)
+{
+	for (int t = 1; t < EV_NR_TYPES; t++)
+		if (c->rate[t])
+			return true;
+	return false;
+}
+
 unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 {
 	struct sample_config a, b;
@@ -238,8 +246,11 @@ unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 		if (memcmp(&a, &b, sizeof(a)))
 			restart |= 1u << t;
 	}
-	/* Another size is another ring: every program writing into the old one restarts. */
-	if (c->ring_bytes != evs->cfg.ring_bytes && evs->ring_fd >= 0) {
+	/*
+	 * Another size is another ring, and sampling turned off needs none (it would keep up to
+	 * ring_bytes): every program writing into the old one restarts.
+	 */
+	if ((c->ring_bytes != evs->cfg.ring_bytes || !sampling_on(c)) && evs->ring_fd >= 0) {
 		ring_buffer__free(evs->rb);
 		evs->rb = NULL;
 		close(evs->ring_fd);
