@@ -235,14 +235,18 @@ static __always_inline struct drop_slot *new_slot(const struct drop_key *key)
 	k = bpf_map_lookup_elem(&skb_drop_keys, &slot);
 	if (!k)
 		return NULL;
-	/* User space takes a slot whose reason is set as complete (stores stay in order). */
+	/*
+	 * User space takes a slot whose reason is set as complete (reading it with acquire), so
+	 * the reason is published last with release semantics: an atomic exchange, fully ordered
+	 * on every JIT (a plain store after a compiler barrier may be seen first on arm64). Once
+	 * per new series, not per event.
+	 */
 	k->location = key->location;
 	k->netns = key->netns;
 	__builtin_memcpy(k->ifname, key->ifname, sizeof(k->ifname));
 	k->family = key->family;
 	k->proto = key->proto;
-	asm volatile("" ::: "memory");
-	k->reason = key->reason;
+	__sync_lock_test_and_set(&k->reason, key->reason);
 
 	struct drop_slot v = { .slot = slot, .stride = slot_stride };
 
@@ -350,7 +354,8 @@ DROP_PROGS(_fni, DROP_LABEL_FUNCTION | DROP_LABEL_NETNS | DROP_LABEL_INTERFACE)
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(count_drop_compat, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
 {
-	return count(skb, location, reason, label_mask, false, true);
+	/* Sampling off is rate 0 in .rodata: the verifier then removes the sampling code. */
+	return count(skb, location, reason, label_mask, false, sample_cfg.rate);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -29,6 +29,7 @@ void config_defaults(struct config *c)
 	strcpy(c->tls_min_version, "TLS12");
 	c->drop_caps = true;
 	c->seccomp = true;
+	c->pin_wait_seconds = 30;
 	c->log_level = LOG_INFO;
 	pods_config_defaults(&c->pods);
 	events_defaults(&c->sampling);
@@ -225,7 +226,11 @@ static char *reader(char *str, int num, void *stream)
 			;
 		/* A long comment is harmless; a long value would be cut. */
 		p += strspn(p, " \t");
-		if (*p != ';' && *p != '#')
+		len = strcspn(p, "= \t");
+		if (*p != ';' && *p != '#' && p[len + strspn(p + len, " \t")] == '=' && len < 64)
+			fail(st, "%.*s: line longer than %d characters, the most a line may hold "
+				 "(key, '=' and value)", (int)len, p, num - 2);
+		else if (*p != ';' && *p != '#')
 			fail(st, "line longer than %d characters", num - 2);
 		str[0] = 0;
 		return str;
@@ -264,7 +269,9 @@ static int handler(void *user, const char *section, const char *key, const char 
 	} else if (!strcmp(section, "pods")) {
 		ret = pods_config_set(&c->pods, key, val, msg, sizeof(msg));
 	} else if (!strcmp(section, "bpf")) {
-		if (strcmp(key, "pin_path"))
+		if (!strcmp(key, "pin_wait_seconds"))
+			ret = parse_uint(val, 0, 3600, &c->pin_wait_seconds, msg, sizeof(msg));
+		else if (strcmp(key, "pin_path"))
 			snprintf(msg, sizeof(msg), "unknown key '%s' in [bpf]", key);
 		else if (val[0] && val[0] != '/')
 			snprintf(msg, sizeof(msg), "expected an absolute path, got '%s'", val);

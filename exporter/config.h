@@ -46,6 +46,7 @@ struct config {
 	bool seccomp;		  /* [security] seccomp: the exporter's own filter */
 	char node[128];		  /* [labels] node: a node="..." label on every series */
 	char pin_path[200];	  /* [bpf] pin_path: pin maps and links there; empty: don't */
+	unsigned pin_wait_seconds; /* [bpf] pin_wait_seconds: for another exporter's pin_path */
 	enum log_level log_level; /* [log] level */
 	struct collector_opts collectors[MAX_COLLECTORS]; /* [collector.NAME], registry order */
 	struct sampling_config sampling;		  /* [sampling] */

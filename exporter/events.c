@@ -3,11 +3,14 @@
  * Sampled events: configuration, shared ring buffer, consumer thread, store, JSON, counters.
  * Every type alike: what differs between them is in its descriptor (analyzers/).
  */
+#define _GNU_SOURCE /* memrchr */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,8 @@
 #include "parse.h"
 
 #define HTML_EVENTS 20 /* latest events on the landing page */
+/* JSON lines waiting for stdout: more is lost (counted), not buffered, when nobody reads. */
+#define STDOUT_PENDING_MAX (256 * 1024)
 
 /* The layout is shared with the BPF side; a change of size is a new version. */
 _Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuzz corpus");
@@ -42,7 +47,9 @@ struct events {
 	bool running;	      /* atomic: the consumer polls it */
 	bool analyzers_ready; /* initialised once, by the first start (or event) */
 	bool logged_lost[EV_NR_TYPES], logged_limited[EV_NR_TYPES], logged_stdout, logged_write,
-		logged_bad;
+		logged_bad, logged_slow;
+	/* Events stdout did not take; atomic: scrapes add them to netstack_events_lost_total. */
+	uint64_t stdout_lost[EV_NR_TYPES];
 
 	/* The store and the event types' state, shared with the HTTP thread. */
 	pthread_mutex_t lock;
@@ -54,7 +61,7 @@ struct events {
 	struct event_rec *store;
 	size_t store_head, store_n;
 	uint64_t seq;
-	struct mbuf line;
+	struct mbuf line; /* JSON lines for stdout: the consumer thread's, appended under lock */
 	double stdout_tat;
 	uint64_t stdout_suppressed;
 };
@@ -216,6 +223,14 @@ static bool same_sampling(const struct sampling_config *a, const struct sampling
 	       a->to_stdout == b->to_stdout && a->stdout_per_second == b->stdout_per_second;
 }
 
+static bool sampling_on(const struct sampling_config *c)
+{
+	for (int t = 1; t < EV_NR_TYPES; t++)
+		if (c->rate[t])
+			return true;
+	return false;
+}
+
 unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 {
 	struct sample_config a, b;
@@ -231,8 +246,11 @@ unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 		if (memcmp(&a, &b, sizeof(a)))
 			restart |= 1u << t;
 	}
-	/* Another size is another ring: every program writing into the old one restarts. */
-	if (c->ring_bytes != evs->cfg.ring_bytes && evs->ring_fd >= 0) {
+	/*
+	 * Another size is another ring, and sampling turned off needs none (it would keep up to
+	 * ring_bytes): every program writing into the old one restarts.
+	 */
+	if ((c->ring_bytes != evs->cfg.ring_bytes || !sampling_on(c)) && evs->ring_fd >= 0) {
 		ring_buffer__free(evs->rb);
 		evs->rb = NULL;
 		close(evs->ring_fd);
@@ -325,7 +343,7 @@ void events_collect(struct events *evs, struct expo *e)
 	} fams[EV_NR_STATS] = {
 		{ "netstack_events_sampled_total", "Events sampled into the ring buffer." },
 		{ "netstack_events_lost_total",
-		  "Sampled events lost because the ring buffer was full." },
+		  "Sampled events lost because the ring buffer was full or stdout did not take them." },
 		{ "netstack_events_ratelimited_total",
 		  "Sampled events refused by the per-CPU max_events_per_second cap." },
 	};
@@ -338,7 +356,11 @@ void events_collect(struct events *evs, struct expo *e)
 			if (!stats_loaded(evs, t))
 				continue;
 			labels_add(&l, "type", event_type_name(t));
-			expo_u64(e, &l, read_stat(evs, t, s));
+			expo_u64(e, &l,
+				 read_stat(evs, t, s) +
+					 (s == EV_STAT_LOST ? __atomic_load_n(&evs->stdout_lost[t],
+									      __ATOMIC_RELAXED)
+							    : 0));
 		}
 	}
 }
@@ -376,20 +398,52 @@ static void log_stdout(struct events *evs, const struct event_rec *r)
 		return;
 	}
 	evs->stdout_tat += interval;
+	if (evs->line.len >= STDOUT_PENDING_MAX) {
+		__atomic_fetch_add(&evs->stdout_lost[r->ev.type], 1, __ATOMIC_RELAXED);
+		log_once(evs->logged_slow, LOG_WARN,
+			 "sampling: stdout does not take the events as fast as they come; those "
+			 "it cannot take are counted in netstack_events_lost_total");
+		return;
+	}
 	event_json(&evs->line, r);
 	mbuf_puts(&evs->line, "\n");
 }
 
-/* Whole lines in one write(2): never interleaved with the log on stderr, even in one file. */
+/*
+ * What stdout takes without blocking, in whole lines of at most PIPE_BUF bytes: a pipe with room
+ * (POLLOUT) takes such a write at once and whole, never interleaved with the log on stderr. The
+ * rest waits for the next flush. Consumer thread, no lock held: a reader that stalls stalls
+ * nobody, neither scrapes nor a reload waiting for this thread.
+ */
 static void flush_stdout(struct events *evs)
 {
-	pthread_mutex_lock(&evs->lock);
-	if (evs->line.len && !evs->line.oom &&
-	    write(STDOUT_FILENO, evs->line.data, evs->line.len) < 0)
-		log_once(evs->logged_write, LOG_WARN, "sampling: cannot write events to stdout: %s",
-			 strerror(errno));
-	mbuf_reset(&evs->line);
-	pthread_mutex_unlock(&evs->lock);
+	struct mbuf *m = &evs->line;
+	size_t off = 0;
+
+	while (off < m->len) {
+		struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+		size_t n = m->len - off < PIPE_BUF ? m->len - off : PIPE_BUF;
+		const char *nl = memrchr(m->data + off, '\n', n);
+		ssize_t w;
+
+		if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
+			break;
+		w = write(STDOUT_FILENO, m->data + off, nl ? (size_t)(nl + 1 - (m->data + off)) : n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			log_once(evs->logged_write, LOG_WARN,
+				 "sampling: cannot write events to stdout: %s", strerror(errno));
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (m->oom) {
+		mbuf_reset(m);
+	} else if (off) {
+		memmove(m->data, m->data + off, m->len - off + 1); /* with its NUL */
+		m->len -= off;
+	}
 }
 
 /*
@@ -485,6 +539,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 	/* Monotonic to wall clock, at the time of reading (events are at most a poll old). */
 	events_add(evs, &ev,
 		   clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC) + ev.ts_ns / 1e9);
+	if (evs->line.len >= STDOUT_PENDING_MAX / 4) /* a long backlog: write as it comes */
+		flush_stdout(evs);
 	return 0;
 }
 

@@ -567,31 +567,36 @@ static int classify(CURLcode rc)
 	}
 }
 
-static void count_request(struct kube_client *k, long status, CURLcode rc)
+void kube_stats_count(struct kube_stats *s, int verb, const char *code)
 {
-	struct kube_stats *s = k->stats;
-	char code[8];
 	int i;
 
-	if (status >= 100 && status <= 599)
-		snprintf(code, sizeof(code), "%ld", status);
-	else
-		snprintf(code, sizeof(code), "%s", status ? "other" : error_kinds[classify(rc)]);
 	pthread_mutex_lock(&s->mu);
-	for (i = 0;
-	     i < s->n_req && (s->req[i].verb != (int)k->verb || strcmp(s->req[i].code, code)); i++)
+	for (i = 0; i < s->n_req && (s->req[i].verb != verb || strcmp(s->req[i].code, code)); i++)
 		;
-	if (i == KUBE_REQ_SERIES) {
-		s->other_codes[k->verb]++;
+	/* One code="other" series per verb: codes past the table's room join what ended so. */
+	if (i == KUBE_REQ_SERIES || !strcmp(code, "other")) {
+		s->other_codes[verb]++;
 	} else {
 		if (i == s->n_req) {
-			s->req[i].verb = k->verb;
-			strcpy(s->req[i].code, code);
+			s->req[i].verb = verb;
+			snprintf(s->req[i].code, sizeof(s->req[i].code), "%s", code);
 			s->n_req++;
 		}
 		s->req[i].n++;
 	}
 	pthread_mutex_unlock(&s->mu);
+}
+
+static void count_request(struct kube_client *k, long status, CURLcode rc)
+{
+	char code[8];
+
+	if (status >= 100 && status <= 599)
+		snprintf(code, sizeof(code), "%ld", status);
+	else
+		snprintf(code, sizeof(code), "%s", status ? "other" : error_kinds[classify(rc)]);
+	kube_stats_count(k->stats, k->verb, code);
 }
 
 static void synced(struct kube_client *k)

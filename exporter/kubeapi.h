@@ -143,6 +143,8 @@ struct kube_client *kube_client_new(const struct pods_config *c, bool kubelet,
 void kube_client_run(struct kube_client *k);
 void kube_client_free(struct kube_client *k);
 /* Requests, errors, the watch's age (watch: the API source) and the last sync; any thread. */
+/* One request of verb (0 list, 1 watch, 2 get) that ended with code (an HTTP status, a kind). */
+void kube_stats_count(struct kube_stats *s, int verb, const char *code);
 void kube_stats_render(struct kube_stats *s, bool watch, struct expo *e);
 
 #endif

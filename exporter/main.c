@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -168,6 +169,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	char err[512] = "", restart[256];
 	size_t len;
 	char *new_text = config_read(path, &len, err, sizeof(err));
+	bool failed = false;
 	unsigned resample;
 	int i;
 
@@ -211,6 +213,17 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			 : c->state  ? "(re)started"
 				     : "failed",
 			 resampled ? " ([sampling] changed)" : "");
+		if (c->enabled && !c->state) {
+			/* A reload applies or is reported failed: what ran before runs on. */
+			failed = true;
+			if (up)
+				start_collector(c, &cfg->collectors[i], env, false);
+			if (c->state) {
+				next.collectors[i] = cfg->collectors[i];
+				log_error("reload: collector %s runs on with its previous settings",
+					  c->ops->name);
+			}
+		}
 	}
 	if (events_start(env->events, env->kernel))
 		log_error(
@@ -219,12 +232,18 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 		log_error("reload: pods: cannot start the resolver; no pod labels");
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
-	scrape_reload_result(sc, true);
+	scrape_reload_result(sc, !failed);
 	scrape_unlock(sc);
 	http_retire(http);
 	free(*text);
 	*text = new_text;
-	log_info("reload: %s applied%s%s", path, restart[0] ? "; needs a restart: " : "", restart);
+	if (failed)
+		log_error("reload: %s applied but for the collectors that failed above; "
+			  "netstack_config_last_reload_successful is 0",
+			  path);
+	else
+		log_info("reload: %s applied%s%s", path, restart[0] ? "; needs a restart: " : "",
+			 restart);
 }
 
 static int flag_error(const char *fmt, const char *arg)
@@ -248,13 +267,15 @@ int main(int argc, char **argv)
 	struct kernel kernel;
 	struct pods *pods = NULL;
 	struct http *http = NULL;
+	struct passwd *pw;
 	struct config cfg;
 	/* The running pin_path: a restart key, a reload keeps its value (keep_restart_keys). */
 	struct collector_env env = { &kernel, cfg.pin_path, NULL /* events_new */ };
+	const char *names[MAX_COLLECTORS + 1] = { 0 }; /* the collectors' */
 	char err[512], *text = NULL;
 	size_t len = 0;
 	sigset_t sigs;
-	int opt, sig, started = 0, exit_code = 0;
+	int opt, sig, started = 0, exit_code = 0, pin_fd = -1;
 
 	opterr = 0;
 	while ((opt = getopt_long_only(argc, argv, ":", options, NULL)) != -1) {
@@ -335,13 +356,19 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	__atomic_store_n(&log_threshold, cfg.log_level, __ATOMIC_RELAXED);
+	for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
+		names[i] = collectors[i]->name;
 	if (unpin) {
-		const char *names[MAX_COLLECTORS + 1] = { 0 };
-
-		for (int i = 0; i < MAX_COLLECTORS && collectors[i]; i++)
-			names[i] = collectors[i]->name;
 		free(text);
 		return pin_remove_all(cfg.pin_path, names) ? 1 : 0;
+	}
+	/*
+	 * Before anything attaches: a second exporter on the same pins would count every event
+	 * twice. Held until exit; the kernel lets go of it however the process ends.
+	 */
+	if (cfg.pin_path[0] && (pin_fd = pin_lock(cfg.pin_path, cfg.pin_wait_seconds)) < 0) {
+		free(text);
+		return pin_fd == -2 ? 3 : 1;
 	}
 	libbpf_set_print(libbpf_log);
 
@@ -406,6 +433,11 @@ int main(int argc, char **argv)
 	 * thread that lasts starts (consumer, HTTP, pod resolver, and those they or a reload
 	 * start), so every thread inherits the dropped state.
 	 */
+	if (cfg.drop_caps && cfg.user[0] && (pw = getpwnam(cfg.user)) &&
+	    pin_give(cfg.pin_path, names, pw->pw_uid, pw->pw_gid)) {
+		exit_code = 1;
+		goto out;
+	}
 	if (cfg.drop_caps && privs_drop(privs_runtime_caps(), cfg.user)) {
 		exit_code = 1;
 		goto out;
@@ -459,5 +491,7 @@ out:
 	scrape_free(scrape);
 	kernel_free(&kernel); /* every thread that reads it is joined */
 	free(text);
+	if (pin_fd >= 0)
+		close(pin_fd); /* the next exporter may take the pins over */
 	return exit_code;
 }

@@ -11,11 +11,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/magic.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -43,8 +47,8 @@ static const struct bpf_map *rodata_of(const struct bpf_object *obj)
 	return NULL;
 }
 
-/* PIN_PATH/<collector> into dir, created on a bpf filesystem; 0 or -1 (logged). */
-static int collector_dir(const char *root, const char *collector, char *dir, size_t len)
+/* PIN_PATH itself, created on a bpf filesystem; 0 or -1 (logged). */
+static int root_dir(const char *root)
 {
 	struct statfs fs;
 	bool made = !mkdir(root, 0700);
@@ -60,12 +64,87 @@ static int collector_dir(const char *root, const char *collector, char *dir, siz
 			rmdir(root);
 		return -1;
 	}
+	return 0;
+}
+
+/* PIN_PATH/<collector> into dir, created on a bpf filesystem; 0 or -1 (logged). */
+static int collector_dir(const char *root, const char *collector, char *dir, size_t len)
+{
+	if (root_dir(root))
+		return -1;
 	snprintf(dir, len, "%s/%s", root, collector);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		log_error("pin: cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+/* The process holding the flock on fd's file, from /proc/locks; 0 when not found. */
+static int lock_holder(int fd)
+{
+	unsigned maj, min;
+	unsigned long ino;
+	char line[256];
+	struct stat st;
+	int pid = 0, p;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	while (!pid && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%lu", &p, &maj, &min, &ino) == 4 &&
+		    maj == major(st.st_dev) && min == minor(st.st_dev) && ino == st.st_ino)
+			pid = p;
+	fclose(f);
+	return pid;
+}
+
+static double monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int pin_lock(const char *root, unsigned wait_seconds)
+{
+	double start = monotonic_seconds();
+	int fd, pid;
+
+	if (root_dir(root))
+		return -1;
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		log_error("pin: cannot open %s: %s", root, strerror(errno));
+		return -1;
+	}
+	if (!flock(fd, LOCK_EX | LOCK_NB))
+		return fd;
+	if (errno != EWOULDBLOCK) {
+		log_error("pin: cannot lock %s: %s", root, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	pid = lock_holder(fd);
+	if (wait_seconds)
+		log_warn("pin: %s is in use by another exporter (pid %d); waiting up to %u s for it "
+			 "to stop ([bpf] pin_wait_seconds)",
+			 root, pid, wait_seconds);
+	/* Polled: a blocking flock could not give up at the deadline. */
+	while (monotonic_seconds() - start < wait_seconds) {
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+		if (!flock(fd, LOCK_EX | LOCK_NB)) {
+			log_info("pin: %s is ours after %.1f s", root, monotonic_seconds() - start);
+			return fd;
+		}
+	}
+	log_error("pin: %s is in use by another exporter (pid %d)%s; exiting, as both would count "
+		  "every event ([bpf] pin_wait_seconds = %u)",
+		  root, pid, wait_seconds ? " and still is" : "", wait_seconds);
+	close(fd);
+	return -2;
 }
 
 /* Why the pinned map (fd) cannot stand in for map, or NULL when it can. */
@@ -260,6 +339,41 @@ void pin_remove(const char *root, const char *collector)
 			 collector, dir);
 	else
 		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
+}
+
+/* chown path to uid:gid, or log why not. */
+static int give(const char *path, uid_t uid, gid_t gid)
+{
+	if (!fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	log_error("pin: cannot hand %s to uid %u: %s", path, (unsigned)uid, strerror(errno));
+	return -1;
+}
+
+int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t gid)
+{
+	char dir[300], path[600];
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	if (!root[0])
+		return 0;
+	err |= give(root, uid, gid);
+	for (; *collectors; collectors++) {
+		snprintf(dir, sizeof(dir), "%s/%s", root, *collectors);
+		d = opendir(dir);
+		if (!d)
+			continue; /* not pinned (yet): made by the user later */
+		err |= give(dir, uid, gid);
+		while ((e = readdir(d)))
+			if (own_pin(e->d_name)) {
+				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+				err |= give(path, uid, gid);
+			}
+		closedir(d);
+	}
+	return err ? -1 : 0;
 }
 
 int pin_remove_all(const char *root, const char *const *collectors)

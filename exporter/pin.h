@@ -3,8 +3,17 @@
 #define NETSTACK_PIN_H
 
 #include <bpf/libbpf.h>
+#include <sys/types.h>
 
 /* root: [bpf] pin_path, the caller's; empty: no pinning, every call below does nothing. */
+
+/*
+ * One exporter per pin path: an exclusive flock on the root directory, for as long as the
+ * returned descriptor is open (the kernel lets go of it when the process ends, kill -9
+ * included). Another exporter's lock is waited for up to wait_seconds. The descriptor, -2 when
+ * another exporter still holds it, -1 on other errors (both logged).
+ */
+int pin_lock(const char *root, unsigned wait_seconds);
 
 /*
  * A collector calls these with its skeleton: pin_prepare after open and setting max_entries,
@@ -19,6 +28,12 @@ int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char
  * directory when that is empty then; other tools' pins stay.
  */
 void pin_remove(const char *root, const char *collector);
+/*
+ * Before privileges are dropped for [security] user: hand pin_path, the named collectors'
+ * (NULL-terminated) directories and their pins to uid:gid, so that the collectors a reload
+ * starts can pin there (root made them, mode 0700 and 0600). 0 or -1 (logged).
+ */
+int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t gid);
 /*
  * --unpin: the pins of the collectors named (NULL-terminated), then the pin_path directory
  * when nothing else is left in it; 0 or -1 (logged).

@@ -529,7 +529,7 @@ static void nap(struct pods *p, double seconds, bool *flag)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* wake's clock: a step of the wall clock changes nothing */
 	ts.tv_sec += (time_t)seconds;
 	ts.tv_nsec += (long)((seconds - (time_t)seconds) * 1e9);
 	if (ts.tv_nsec >= 1000000000L) {
@@ -689,6 +689,7 @@ static bool wanted(const struct pods_config *c)
 struct pods *pods_new(const struct pods_config *c)
 {
 	struct pods *p = calloc(1, sizeof(*p));
+	pthread_condattr_t ca;
 
 	if (!p)
 		return NULL;
@@ -701,7 +702,10 @@ struct pods *pods_new(const struct pods_config *c)
 	podfold_max_series(p->fold, c->max_series);
 	podsnap_init(&p->snap);
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->wake, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&p->kstats.mu, NULL);
 	return p;
 }

@@ -41,6 +41,14 @@ series() {
 # Same, any optional labels: sums over everything for a (reason, family, protocol).
 series_any() { echo "^${M}[{]reason=\"$1\",family=\"$2\",protocol=\"$3\"[,}]"; }
 
+# prog_xlated NAME: the running exporter's program NAME as the verifier left it.
+prog_xlated() {
+	local id
+	for id in $(awk '/^prog_id:/ { print $2 }' /proc/"$EXPORTER_PID"/fdinfo/* 2>/dev/null | sort -u); do
+		bpftool prog show id "$id" | grep -q " name $1 " && bpftool prog dump xlated id "$id"
+	done
+}
+
 config() { # config NAME LINE...: an INI file in $TMP, prints its path
 	local f=$TMP/$1.ini
 	shift
@@ -158,6 +166,10 @@ for read in auto false; do
 		[ "$read" = false ] && want_prog=count_drop_compat
 		check "direct_read=$read: program $want_prog attached" \
 			grep -q "attached $want_prog to" "$EXPORTER_LOG"
+		# A new series' key is published by its reason, last, with release semantics (an
+		# atomic exchange; user space reads it with acquire): in the code the kernel runs.
+		check "direct_read=$read: $want_prog publishes a key's reason with an atomic exchange" \
+			grep -q 'atomic_xchg((u32 \*)(r[0-9] +8)' <(prog_xlated "$want_prog")
 
 		check "direct_read=$read: netns config: drops collector attached" \
 			grep -q '^netstack_collector_up{collector="drops"} 1$' <(metrics)
@@ -199,6 +211,9 @@ for read in auto false; do
 				"^${M}[{]reason=\"[^\"]*\",family=\"ipv$fam\",protocol=\"udp\",netns=\"($INO_A|$INO_B)\"[}]\$")
 			check_eq "direct_read=$read ipv$fam: all udp drops in netns A and B equal datagrams sent" "$sent" "$got"
 		done
+		# No [sampling]: not one event sampled (the compat program used to sample regardless).
+		check "direct_read=$read: sampling off, no drop sampled" \
+			grep -qx 'netstack_events_sampled_total{type="drop"} 0' "$TMP/m1.after"
 		stop_exporter
 	else
 		not_ok "direct_read=$read: netns config: exporter starts"

@@ -141,6 +141,37 @@ check "user = nobody: still scrapes drops" \
 	grep -q '^netstack_skb_drops_total{reason="NO_SOCKET"' <(metrics)
 kill "$EXPORTER_PID"
 
+# user = nobody with pin_path: root pins at start, then hands the pins to the user, so that a
+# reload starting (retrans) or restarting (drops) a collector can pin as nobody.
+if mkdir "$TMP/bpffs" && mount -t bpf bpf "$TMP/bpffs"; then
+	on_exit "umount $TMP/bpffs"
+	PIN=$TMP/bpffs/privs$$
+	pin_ini() { # LINES...
+		printf '%s\n' '[security]' 'user = nobody' '[bpf]' "pin_path = $PIN" "$@" \
+			>"$TMP/userpin.ini"
+		chmod o+r "$TMP/userpin.ini"
+	}
+	chmod o+x "$TMP" # nobody reads the file at reload
+	pin_ini '[collector.retrans]' 'enabled = false'
+	on_exit "$EXPORTER --config $TMP/userpin.ini --unpin"
+	if start_exporter --config "$TMP/userpin.ini"; then
+		pin_ini '[collector.drops]' 'max_series = 2048'
+		check "user = nobody, pin_path: reload applied" reload_applied
+		check_eq "... netstack_config_last_reload_successful" 1 \
+			"$(scrape_sum '^netstack_config_last_reload_successful$')"
+		check_eq "... every collector up, retrans started and drops restarted" all \
+			"$(collectors_up)"
+		check_eq "... retrans pinned as nobody" 65534 \
+			"$(stat -c %u "$PIN/retrans/link_count_retransmit" 2>/dev/null)"
+		kill "$EXPORTER_PID"
+		wait "$EXPORTER_PID"
+	else
+		not_ok "exporter starts with user = nobody and pin_path"
+	fi
+else
+	not_ok "mount a bpf filesystem on $TMP/bpffs"
+fi
+
 # Started unprivileged with only the four capabilities: it must attach everything. setpriv
 # execs, so the pid start_exporter records is the exporter's.
 printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,%s \\\n\t--ambient-caps=-all,%s --bounding-set=-all,%s %s "$@"\n' \

@@ -125,7 +125,8 @@ check_eq "failed scrapes during the storm" 0 "$failed"
 check_eq "half-applied states seen" 0 "$bad"
 promtool_ok "last storm scrape parses" "$TMP/storm.prom"
 
-# ---- a collector failing at reload: up 0, never an exit (even with --strict) ----
+# ---- a collector failing at reload: the reload is reported failed, the collector runs on with
+# its previous settings, never an exit (even with --strict) ----
 stop_exporter
 printf '[collector.drops]\nenabled = true\n' >"$INI"
 start_exporter --strict --config "$INI" || {
@@ -135,11 +136,17 @@ start_exporter --strict --config "$INI" || {
 printf '[collector.drops]\nenabled = true\n[collector.rtt]\ncgroup = %s\n' "$TMP" >"$INI"
 hup
 check "--strict, rtt failing at reload: logged" grep -q 'reload: collector rtt failed' "$EXPORTER_LOG"
-check_eq "... netstack_collector_up rtt 0" 0 "$(up_of rtt)"
+check_eq "... netstack_config_last_reload_successful 0" 0 \
+	"$(scrape_sum '^netstack_config_last_reload_successful$')"
+check "... rtt runs on with its previous settings (logged)" \
+	grep -q 'reload: collector rtt runs on with its previous settings' "$EXPORTER_LOG"
+check_eq "... netstack_collector_up rtt 1" 1 "$(up_of rtt)"
 check_eq "... drops untouched, up" 1 "$(up_of drops)"
 printf '[collector.drops]\nenabled = true\n' >"$INI"
 hup
-check_eq "rtt up again once its section is fixed" 1 "$(up_of rtt)"
+check_eq "once its section is fixed, the reload succeeds" 1 \
+	"$(scrape_sum '^netstack_config_last_reload_successful$')"
+check_eq "... rtt up" 1 "$(up_of rtt)"
 check "exporter still running" kill -0 "$EXPORTER_PID"
 stop_exporter
 

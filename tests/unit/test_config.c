@@ -775,6 +775,17 @@ static void test_web_tls_and_users(void)
 	EXPECT_ERROR("[bpf]\npin_path = sys/fs/bpf\n", 2,
 		     "pin_path: expected an absolute path, got 'sys/fs/bpf'");
 	EXPECT_ERROR("[bpf]\npin = /x\n", 2, "pin: unknown key 'pin' in [bpf]");
+	/* A value too long for a line: the key and the limit named. */
+	{
+		char text[400];
+
+		snprintf(text, sizeof(text), "[web]\ntls_cert_file = /%0220d\n", 0);
+		EXPECT_ERROR(text, 2,
+			     "tls_cert_file: line longer than 198 characters, the most a line may "
+			     "hold (key, '=' and value)");
+	}
+	EXPECT_ERROR("[bpf]\npin_wait_seconds = 3601\n", 2,
+		     "pin_wait_seconds: expected a whole number from 0 to 3600, got '3601'");
 }
 
 /* TLS keys that only make sense together are checked once the whole file is read. */

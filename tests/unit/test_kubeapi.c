@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Unit tests for exporter/kubeapi.c: back-off, the watch-line splitter, event and list decoders. */
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "check.h"
@@ -246,6 +248,31 @@ static void podlists(void)
 	}
 }
 
+/* code="other" is one series per verb: a request ended so and the codes past the table's room. */
+static void other_once(void)
+{
+	struct kube_stats s = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct mbuf m = { 0 };
+	struct expo e;
+	char code[8];
+	const char *p;
+	int n = 0;
+
+	kube_stats_count(&s, 0, "other");
+	for (int i = 0; i <= KUBE_REQ_SERIES; i++) {
+		snprintf(code, sizeof(code), "%d", 400 + i);
+		kube_stats_count(&s, 0, code);
+	}
+	expo_init(&e, &m, FORMAT_PROMETHEUS);
+	kube_stats_render(&s, true, &e);
+	expo_finish(&e);
+	for (p = m.data; (p = strstr(p, "{verb=\"list\",code=\"other\"}")); p++)
+		n++;
+	CHECK(n == 1);
+	CHECK(strstr(m.data, "{verb=\"list\",code=\"other\"} 2\n") != NULL);
+	mbuf_free(&m);
+}
+
 int main(void)
 {
 	RUN(backoff);
@@ -253,5 +280,6 @@ int main(void)
 	RUN(lines_long);
 	RUN(events);
 	RUN(podlists);
+	RUN(other_once);
 	CHECK_EXIT();
 }
