@@ -2,7 +2,7 @@
 /*
  * libFuzzer: label values and HELP text of any bytes render into lines that stay lines: the
  * escaped output has exactly one newline per sample, is valid UTF-8, and escapes round-trip to
- * the input made valid (utf8_copy).
+ * the input made valid (label_text).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +44,7 @@ static void check_unescape(const char *escaped, size_t n, const char *orig)
 		out[j++] = escaped[i] == 'n' ? '\n' : escaped[i];
 	}
 	out[j] = 0;
-	if (strcmp(out, utf8_copy(valid, len, orig)))
+	if (strcmp(out, label_text(valid, len, orig)))
 		abort();
 	free(out);
 	free(valid);
