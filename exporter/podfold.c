@@ -424,7 +424,8 @@ static bool filter_capture(struct expo_filter *ef, const char *family, enum metr
 }
 
 static void filter_sample(struct expo_filter *ef, const struct labels *l, const double *bounds,
-			  const uint64_t *counts, int nbounds, double sum, const struct exemplar *ex)
+			  const uint64_t *counts, int nbounds, double sum,
+			  const struct exemplar *ex)
 {
 	struct pods_filter *pf = (struct pods_filter *)ef;
 	struct fam *f = pf->cur;

@@ -430,15 +430,16 @@ static int apply_scan(struct pods *p, double now)
 			break;
 		e->seen = true;
 		/*
-		 * Label values made valid UTF-8 without control characters (cut between characters)
-		 * here, so that names that differ only in such bytes are one series: any process can
-		 * set its comm, any tenant name its pod.
+		 * Label values made valid UTF-8 without control characters (cut between
+		 * characters) here, so that names that differ only in such bytes are one series:
+		 * any process can set its comm, any tenant name its pod.
 		 */
 		label_text(e->ns, sizeof(e->ns), pod ? pod->ns : "");
 		label_text(e->pod, sizeof(e->pod), pod ? pod->name : "");
 		/* Without the API's name, the short form of the ID docker and crictl show. */
 		if (!cname) {
-			snprintf(id, sizeof(id), "%.*s", p->kube ? 0 : 12, sc.v[i].ids.container_id);
+			snprintf(id, sizeof(id), "%.*s", p->kube ? 0 : 12,
+				 sc.v[i].ids.container_id);
 			cname = id;
 		}
 		label_text(e->container, sizeof(e->container), cname);
