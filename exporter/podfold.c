@@ -18,15 +18,22 @@
 #include "pods.h"
 
 #define GONE_LABEL "__gone__"
-#define KEY_NAME_END '\x1f'
-#define KEY_LABEL_END '\x1e'
 
 enum out_kind { OUT_NORMAL, OUT_OVERFLOW, OUT_GONE };
 
-/* Intrusive string-keyed hash table: entries start with a struct node. */
+/*
+ * A label set the fold owns: the names and values copied into one allocation. Kept as
+ * structures end to end, never joined into text: a value may hold any byte but NUL.
+ */
+struct lset {
+	struct labels l;
+	char *mem;
+};
+
+/* Intrusive hash table keyed by label set: entries start with a struct node. */
 struct node {
 	struct node *next;
-	char *key;
+	struct lset key;
 	uint64_t hash;
 };
 
@@ -43,23 +50,71 @@ struct podfold {
 	size_t all_cap;
 };
 
-static uint64_t hash_str(const char *s)
+/* FNV-1a over each name and value with its NUL. */
+static uint64_t hash_labels(const struct labels *l)
 {
 	uint64_t h = 1469598103934665603ull;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	for (int i = 0; i < l->n; i++) {
+		for (const char *s = l->name[i];; s++) {
+			h = (h ^ (unsigned char)*s) * 1099511628211ull;
+			if (!*s)
+				break;
+		}
+		for (const char *s = l->value[i];; s++) {
+			h = (h ^ (unsigned char)*s) * 1099511628211ull;
+			if (!*s)
+				break;
+		}
+	}
 	return h;
 }
 
-static void *smap_find(const struct smap *m, const char *key)
+/* Label by label, name then value: the order series are rendered in. */
+static int cmp_labels(const struct labels *a, const struct labels *b)
 {
-	uint64_t h = hash_str(key);
+	for (int i = 0; i < a->n && i < b->n; i++) {
+		int c = strcmp(a->name[i], b->name[i]);
+
+		if (!c)
+			c = strcmp(a->value[i], b->value[i]);
+		if (c)
+			return c;
+	}
+	return a->n - b->n;
+}
+
+/* Copy l into s (s->mem NULL or owned, replaced); -1 when out of memory, s unchanged. */
+static int lset_set(struct lset *s, const struct labels *l)
+{
+	size_t len = 0;
+	char *mem, *p;
+
+	for (int i = 0; i < l->n; i++)
+		len += strlen(l->name[i]) + strlen(l->value[i]) + 2;
+	mem = malloc(len ? len : 1);
+	if (!mem)
+		return -1;
+	free(s->mem);
+	s->mem = p = mem;
+	s->l.n = l->n;
+	for (int i = 0; i < l->n; i++) {
+		s->l.name[i] = strcpy(p, l->name[i]);
+		p += strlen(p) + 1;
+		s->l.value[i] = strcpy(p, l->value[i]);
+		p += strlen(p) + 1;
+	}
+	return 0;
+}
+
+static void *smap_find(const struct smap *m, const struct labels *key)
+{
+	uint64_t h = hash_labels(key);
 
 	if (!m->nb)
 		return NULL;
 	for (struct node *n = m->b[h % m->nb]; n; n = n->next)
-		if (n->hash == h && !strcmp(n->key, key))
+		if (n->hash == h && !cmp_labels(&n->key.l, key))
 			return n;
 	return NULL;
 }
@@ -83,7 +138,7 @@ static int smap_add(struct smap *m, struct node *nd)
 		m->b = b;
 		m->nb = nb;
 	}
-	nd->hash = hash_str(nd->key);
+	nd->hash = hash_labels(&nd->key.l);
 	nd->next = m->b[nd->hash % m->nb];
 	m->b[nd->hash % m->nb] = nd;
 	m->n++;
@@ -132,11 +187,10 @@ struct val {
 };
 
 struct out {
-	struct node nd;
+	struct node nd; /* keyed by the series' labels */
 	enum out_kind kind;
-	struct labels l; /* values point into nd.key's copy below */
-	char *strs;
 	struct val carry, cur;
+	const struct in *ex; /* the input with the newest exemplar, while rendering */
 	unsigned nin;	/* inputs assigned */
 	unsigned live;	/* of which not expired */
 	bool expired;	/* an expired input left it: hand it to the remainder once empty */
@@ -147,9 +201,12 @@ struct in {
 	struct node nd;
 	struct out *out;
 	struct val base, last, now;
-	uint64_t gen; /* scrape it was last seen in */
-	char *want;   /* output key it should go to */
+	uint64_t gen;	  /* scrape it was last seen in */
+	struct lset want; /* labels of the output it should go to */
 	enum out_kind want_kind;
+	struct lset ex;	  /* its latest exemplar's labels, when has_ex */
+	double ex_value, ex_time;
+	bool has_ex;
 	bool expired;
 	uint32_t netns;
 };
@@ -243,24 +300,23 @@ static bool is_attr_label(const char *name)
 	return false;
 }
 
-/* Append "name<US>value<RS>" to buf; false when it does not fit. */
-static bool key_add(char *buf, size_t len, size_t *used, const char *name, const char *value)
+/* Append a label; false when the set is full. */
+static bool add(struct labels *l, const char *name, const char *value)
 {
-	int n = snprintf(buf + *used, len - *used, "%s%c%s%c", name, KEY_NAME_END, value,
-			 KEY_LABEL_END);
-
-	if (n < 0 || (size_t)n >= len - *used)
+	if (l->n >= LABELS_MAX)
 		return false;
-	*used += n;
+	l->name[l->n] = name;
+	l->value[l->n++] = value;
 	return true;
 }
 
 /*
- * The output key of a sample: its labels with netns dropped (unless kept), then the
- * attribution labels of mask. marker, when set, replaces every attribution value.
+ * The output labels of a sample: its labels with netns dropped (unless kept), then the
+ * attribution labels of mask. marker, when set, replaces every attribution value. The result
+ * points into l, a and marker.
  */
-static bool out_key(char *buf, size_t len, const struct labels *l, unsigned mask,
-		    const struct pod_attr *a, const char *marker)
+static bool out_labels(struct labels *o, const struct labels *l, unsigned mask,
+		       const struct pod_attr *a, const char *marker)
 {
 	static const struct {
 		unsigned bit;
@@ -269,15 +325,14 @@ static bool out_key(char *buf, size_t len, const struct labels *l, unsigned mask
 		      { POD_LABEL_POD, "pod" },
 		      { POD_LABEL_CONTAINER, "container" },
 		      { POD_LABEL_PROCESS, "process" } };
-	size_t used = 0;
 
-	buf[0] = '\0';
+	o->n = 0;
 	for (int i = 0; i < l->n; i++) {
 		if (!strcmp(l->name[i], "netns")) {
 			if ((mask & POD_LABEL_NETNS) &&
-			    !key_add(buf, len, &used, "netns", marker ? marker : l->value[i]))
+			    !add(o, "netns", marker ? marker : l->value[i]))
 				return false;
-		} else if (!key_add(buf, len, &used, l->name[i], l->value[i])) {
+		} else if (!add(o, l->name[i], l->value[i])) {
 			return false;
 		}
 	}
@@ -292,62 +347,38 @@ static bool out_key(char *buf, size_t len, const struct labels *l, unsigned mask
 			    : attrs[i].bit == POD_LABEL_CONTAINER ? a->container
 								  : a->process;
 		}
-		if (!key_add(buf, len, &used, attrs[i].name, v))
+		if (!add(o, attrs[i].name, v))
 			return false;
 	}
 	return true;
 }
 
-/* Same key with every attribution value replaced by marker. */
-static bool remark_key(char *buf, size_t len, const struct labels *l, const char *marker)
+/* The same labels with every attribution value replaced by marker (pointing into l). */
+static void remark(struct labels *o, const struct labels *l, const char *marker)
 {
-	size_t used = 0;
-
-	buf[0] = '\0';
+	*o = *l;
 	for (int i = 0; i < l->n; i++)
-		if (!key_add(buf, len, &used, l->name[i],
-			     is_attr_label(l->name[i]) ? marker : l->value[i]))
-			return false;
-	return true;
-}
-
-/* Split a writable copy of a key into l, in place. */
-static void parse_key(char *p, struct labels *l)
-{
-	l->n = 0;
-	while (*p && l->n < LABELS_MAX) {
-		char *v = strchr(p, KEY_NAME_END), *end = v ? strchr(v, KEY_LABEL_END) : NULL;
-
-		if (!end)
-			break;
-		*v = *end = '\0';
-		l->name[l->n] = p;
-		l->value[l->n++] = v + 1;
-		p = end + 1;
-	}
+		if (is_attr_label(l->name[i]))
+			o->value[i] = marker;
 }
 
 static void out_free(struct out *o)
 {
-	free(o->nd.key);
-	free(o->strs);
+	free(o->nd.key.mem);
 	free(o->carry.c);
 	free(o->cur.c);
 	free(o);
 }
 
-static struct out *out_new(struct fam *f, const char *key, enum out_kind kind)
+static struct out *out_new(struct fam *f, const struct labels *key, enum out_kind kind)
 {
 	struct out *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		return NULL;
 	o->kind = kind;
-	o->nd.key = strdup(key);
-	o->strs = strdup(key);
-	if (!o->nd.key || !o->strs || val_init(&o->carry, f->nv) || val_init(&o->cur, f->nv))
+	if (lset_set(&o->nd.key, key) || val_init(&o->carry, f->nv) || val_init(&o->cur, f->nv))
 		goto fail;
-	parse_key(o->strs, &o->l);
 	if (smap_add(&f->outs, &o->nd))
 		goto fail;
 	if (kind == OUT_NORMAL)
@@ -368,8 +399,9 @@ static void out_del(struct fam *f, struct out *o)
 
 static void in_free(struct in *in)
 {
-	free(in->nd.key);
-	free(in->want);
+	free(in->nd.key.mem);
+	free(in->want.mem);
+	free(in->ex.mem);
 	free(in->base.c);
 	free(in->last.c);
 	free(in->now.c);
@@ -392,17 +424,16 @@ static bool filter_capture(struct expo_filter *ef, const char *family, enum metr
 }
 
 static void filter_sample(struct expo_filter *ef, const struct labels *l, const double *bounds,
-			  const uint64_t *counts, int nbounds, double sum)
+			  const uint64_t *counts, int nbounds, double sum,
+			  const struct exemplar *ex)
 {
 	struct pods_filter *pf = (struct pods_filter *)ef;
 	struct fam *f = pf->cur;
 	const struct pod_attr *a = NULL;
 	const char *netns = NULL, *marker = NULL;
-	char ikey[1024], okey[1024];
 	enum out_kind kind = OUT_NORMAL;
-	size_t used = 0;
+	struct labels want;
 	struct in *in;
-	bool ok = true;
 
 	if (!f->nv) {
 		f->nv = nbounds + 1;
@@ -422,11 +453,9 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 			 f->name);
 		return;
 	}
-	for (int i = 0; i < l->n; i++) {
-		ok = ok && key_add(ikey, sizeof(ikey), &used, l->name[i], l->value[i]);
+	for (int i = 0; i < l->n; i++)
 		if (!strcmp(l->name[i], "netns"))
 			netns = l->value[i];
-	}
 	if (netns && !strcmp(netns, OVERFLOW_LABEL)) {
 		kind = OUT_OVERFLOW; /* the kernel's own map was full */
 		marker = OVERFLOW_LABEL;
@@ -437,28 +466,28 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 			marker = GONE_LABEL;
 		}
 	}
-	if (!ok || !out_key(okey, sizeof(okey), l, pf->mask, a, marker))
-		return; /* labels beyond any sensible size: cannot happen with our collectors */
+	if (!out_labels(&want, l, pf->mask, a, marker))
+		return; /* more than LABELS_MAX: cannot happen with our collectors */
 
-	in = smap_find(&f->ins, ikey);
+	in = smap_find(&f->ins, l);
 	if (!in) {
 		in = calloc(1, sizeof(*in));
 		if (!in)
 			return;
-		in->nd.key = strdup(ikey);
-		if (!in->nd.key || val_init(&in->base, f->nv) || val_init(&in->last, f->nv) ||
-		    val_init(&in->now, f->nv) || smap_add(&f->ins, &in->nd)) {
+		if (lset_set(&in->nd.key, l) || val_init(&in->base, f->nv) ||
+		    val_init(&in->last, f->nv) || val_init(&in->now, f->nv) ||
+		    smap_add(&f->ins, &in->nd)) {
 			in_free(in);
 			return;
 		}
 	}
-	if (!in->want || strcmp(in->want, okey)) {
-		char *w = strdup(okey);
-
-		if (!w)
-			return;
-		free(in->want);
-		in->want = w;
+	if ((!in->want.mem || cmp_labels(&in->want.l, &want)) && lset_set(&in->want, &want))
+		return;
+	/* The newest exemplar of the input; its output shows the newest of its inputs'. */
+	if (ex && !lset_set(&in->ex, ex->l)) {
+		in->ex_value = ex->value;
+		in->ex_time = ex->time;
+		in->has_ex = true;
 	}
 	in->want_kind = kind;
 	in->expired = kind == OUT_GONE;
@@ -471,21 +500,21 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 /* Where an input goes when its wanted series does not exist yet. */
 static struct out *place(struct fam *f, struct in *in, unsigned max)
 {
-	char key[1024], want[1024];
 	struct overflowed *ov;
 	struct out *o;
-	struct labels l;
+	struct labels key;
 
 	if (in->want_kind != OUT_NORMAL || f->n_normal < max)
-		return out_new(f, in->want, in->want_kind);
+		return out_new(f, &in->want.l, in->want_kind);
 	/* Over the cap: the overflow series of the same other labels. */
-	ov = smap_find(&f->overflowed, in->want);
+	ov = smap_find(&f->overflowed, &in->want.l);
 	if (!ov) {
 		ov = calloc(1, sizeof(*ov));
-		if (ov && (ov->nd.key = strdup(in->want)) && !smap_add(&f->overflowed, &ov->nd)) {
+		if (ov && !lset_set(&ov->nd.key, &in->want.l) &&
+		    !smap_add(&f->overflowed, &ov->nd)) {
 			f->overflow_total++;
 		} else if (ov) {
-			free(ov->nd.key);
+			free(ov->nd.key.mem);
 			free(ov);
 			ov = NULL;
 		}
@@ -496,17 +525,15 @@ static struct out *place(struct fam *f, struct in *in, unsigned max)
 	}
 	if (ov)
 		ov->gen = f->gen;
-	snprintf(want, sizeof(want), "%s", in->want);
-	parse_key(want, &l);
-	if (!remark_key(key, sizeof(key), &l, OVERFLOW_LABEL))
-		return NULL;
-	o = smap_find(&f->outs, key);
-	return o ? o : out_new(f, key, OUT_OVERFLOW);
+	remark(&key, &in->want.l, OVERFLOW_LABEL);
+	o = smap_find(&f->outs, &key);
+	return o ? o : out_new(f, &key, OUT_OVERFLOW);
 }
 
 static int cmp_out(const void *a, const void *b)
 {
-	return strcmp((*(struct out *const *)a)->nd.key, (*(struct out *const *)b)->nd.key);
+	return cmp_labels(&(*(struct out *const *)a)->nd.key.l,
+			  &(*(struct out *const *)b)->nd.key.l);
 }
 
 static void fold_family(struct pods_filter *pf, struct fam *f)
@@ -545,15 +572,15 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
 			val_zero(&in->base, f->nv);
 		}
-		if (in->out && !strcmp(in->out->nd.key, in->want))
+		if (in->out && !cmp_labels(&in->out->nd.key.l, &in->want.l))
 			goto keep;
 		/* Once folded into overflow, a label set stays there: no counter jumps back. */
 		if (in->out && in->out->kind == OUT_OVERFLOW && in->want_kind == OUT_NORMAL &&
-		    (ov = smap_find(&f->overflowed, in->want))) {
+		    (ov = smap_find(&f->overflowed, &in->want.l))) {
 			ov->gen = f->gen;
 			goto keep;
 		}
-		to = smap_find(&f->outs, in->want);
+		to = smap_find(&f->outs, &in->want.l);
 		if (!to)
 			to = place(f, in, max);
 		if (!to)
@@ -576,7 +603,7 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 	/* Empty series of expired pods: their counts join the remainder, the series goes. */
 	for (struct node **it_ = smap_all(pf->fold, &f->outs), *n; it_ && (n = *it_); it_++) {
 		struct out *o = (struct out *)n, *gone;
-		char key[1024];
+		struct labels key;
 		const struct pod_attr *a;
 
 		if (o->nin || o->kind != OUT_NORMAL)
@@ -584,11 +611,11 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		a = podsnap_find(pf->snap, o->netns);
 		if (!o->expired && !(a && a->expired) && val_total(&o->carry, f->nv))
 			continue;
-		if (val_total(&o->carry, f->nv) &&
-		    remark_key(key, sizeof(key), &o->l, GONE_LABEL)) {
-			gone = smap_find(&f->outs, key);
+		if (val_total(&o->carry, f->nv)) {
+			remark(&key, &o->nd.key.l, GONE_LABEL);
+			gone = smap_find(&f->outs, &key);
 			if (!gone)
-				gone = out_new(f, key, OUT_GONE);
+				gone = out_new(f, &key, OUT_GONE);
 			if (gone)
 				val_add_diff(&gone->carry, &o->carry, NULL, f->nv);
 		}
@@ -597,7 +624,7 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 	for (struct node **it_ = smap_all(pf->fold, &f->overflowed), *n; it_ && (n = *it_); it_++) {
 		if (((struct overflowed *)n)->gen != f->gen) {
 			smap_del(&f->overflowed, n);
-			free(n->key);
+			free(n->key.mem);
 			free(n);
 		}
 	}
@@ -622,21 +649,29 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 		struct out *o = (struct out *)nd;
 
 		val_copy(&o->cur, &o->carry, f->nv);
+		o->ex = NULL;
 		v[n++] = o;
 	}
 	for (struct node **it_ = smap_all(pf->fold, &f->ins), *nd; it_ && (nd = *it_); it_++) {
 		struct in *in = (struct in *)nd;
 
-		if (in->out)
-			val_add_diff(&in->out->cur, &in->now, &in->base, f->nv);
+		if (!in->out)
+			continue;
+		val_add_diff(&in->out->cur, &in->now, &in->base, f->nv);
+		if (in->has_ex && (!in->out->ex || in->ex_time > in->out->ex->ex_time))
+			in->out->ex = in;
 	}
 	qsort(v, n, sizeof(struct out *), cmp_out);
 	for (size_t i = 0; i < n; i++) {
+		const struct labels *l = &v[i]->nd.key.l;
+		const struct in *x = v[i]->ex;
+
 		if (f->type == METRIC_HISTOGRAM)
-			expo_histogram(e, &v[i]->l, f->bounds, v[i]->cur.c, f->nv - 1,
-				       v[i]->cur.sum);
+			expo_histogram(e, l, f->bounds, v[i]->cur.c, f->nv - 1, v[i]->cur.sum);
+		else if (x)
+			expo_u64_exemplar(e, l, v[i]->cur.c[0], &x->ex.l, x->ex_value, x->ex_time);
 		else
-			expo_u64(e, &v[i]->l, v[i]->cur.c[0]);
+			expo_u64(e, l, v[i]->cur.c[0]);
 	}
 	free(v);
 out:
@@ -683,7 +718,7 @@ static void smap_free(struct podfold *fold, struct smap *m, void (*fn)(void *))
 
 static void free_overflowed(void *p)
 {
-	free(((struct node *)p)->key);
+	free(((struct node *)p)->key.mem);
 	free(p);
 }
 

@@ -33,7 +33,7 @@ struct nsent {
 	uint32_t netns;
 	bool seen;
 	double gone; /* monotonic seconds it was last seen or its pod deleted; 0: alive */
-	char ns[64], pod[254], container[64], process[3 * 16 + 1]; /* valid UTF-8 */
+	char ns[64], pod[254], container[64], process[3 * 16 + 1]; /* label_text() */
 };
 
 static const char *const scan_error_kinds[] = { "walk", "incomplete", "map_full" };
@@ -424,23 +424,26 @@ static int apply_scan(struct pods *p, double now)
 		const struct pod *pod =
 			sc.v[i].have_pod ? pod_by_uid(p, sc.v[i].ids.pod_uid) : NULL;
 		const char *cname = container_name(pod, sc.v[i].ids.container_id);
+		char id[13];
 
 		if (!e)
 			break;
 		e->seen = true;
 		/*
-		 * Label values made valid UTF-8 (cut between characters) here, so that names that
-		 * differ only in invalid bytes are one series: any process can set its comm.
+		 * Label values made valid UTF-8 without control characters (cut between
+		 * characters) here, so that names that differ only in such bytes are one series:
+		 * any process can set its comm, any tenant name its pod.
 		 */
-		utf8_copy(e->ns, sizeof(e->ns), pod ? pod->ns : "");
-		utf8_copy(e->pod, sizeof(e->pod), pod ? pod->name : "");
+		label_text(e->ns, sizeof(e->ns), pod ? pod->ns : "");
+		label_text(e->pod, sizeof(e->pod), pod ? pod->name : "");
 		/* Without the API's name, the short form of the ID docker and crictl show. */
-		if (cname)
-			utf8_copy(e->container, sizeof(e->container), cname);
-		else
-			snprintf(e->container, sizeof(e->container), "%.*s", p->kube ? 0 : 12,
+		if (!cname) {
+			snprintf(id, sizeof(id), "%.*s", p->kube ? 0 : 12,
 				 sc.v[i].ids.container_id);
-		utf8_copy(e->process, sizeof(e->process), sc.v[i].comm);
+			cname = id;
+		}
+		label_text(e->container, sizeof(e->container), cname);
+		label_text(e->process, sizeof(e->process), sc.v[i].comm);
 		e->gone = pod && pod->deleted ? (e->gone ? e->gone : pod->deleted) : 0;
 	}
 	/* Namespaces no process holds any more: gone now; forgotten twice the grace later. */

@@ -26,7 +26,9 @@ struct scrape {
 	struct pods *pods;	   /* for the pod-label filters and its metrics; NULL: none */
 	struct events *events;	   /* NULL: none */
 	struct labels constant;
+	char constant_value[384]; /* its one value (node, under 128 bytes) made a label value */
 	bool reload_ok;
+	bool logged_bad_names;
 	double reload_ok_time; /* wall clock of the last successful load, start-up included */
 };
 
@@ -69,7 +71,8 @@ void scrape_unlock(struct scrape *s)
 
 void scrape_constant_label(struct scrape *s, const char *name, const char *value)
 {
-	labels_add(&s->constant, name, value);
+	label_text(s->constant_value, sizeof(s->constant_value), value);
+	labels_add(&s->constant, name, s->constant_value);
 }
 
 void scrape_reload_result(struct scrape *s, bool ok)
@@ -248,6 +251,7 @@ void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format
 {
 	struct utsname uts;
 	struct labels l = { 0 };
+	char kernel[3 * sizeof(uts.release)];
 	struct expo e;
 
 	mbuf_reset(out);
@@ -264,7 +268,7 @@ void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format
 		    "Build and kernel the exporter runs with; always 1.");
 	labels_add(&l, "version", NETSTACK_VERSION);
 	labels_add(&l, "commit", NETSTACK_COMMIT);
-	labels_add(&l, "kernel", uts.release);
+	labels_add(&l, "kernel", label_text(kernel, sizeof(kernel), uts.release));
 	expo_u64(&e, &l, 1);
 	/* Prometheus' own names for its reloads. */
 	expo_family(&e, "netstack_config_last_reload_successful", METRIC_GAUGE,
@@ -302,4 +306,9 @@ void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format
 	render_bpf_stats(s, &e);
 	render_process(&e);
 	expo_finish(&e);
+	if (e.bad_samples)
+		log_once(s->logged_bad_names, LOG_ERROR,
+			 "scrape: %u samples left out: a label name is not "
+			 "[a-zA-Z_][a-zA-Z0-9_]* (a bug)",
+			 e.bad_samples);
 }

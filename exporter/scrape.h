@@ -41,7 +41,10 @@ struct guard_stats;
 void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format,
 		   const struct guard_stats *gs);
 
-/* A label added to every series (e.g. node); name and value must outlive the scrape. */
+/*
+ * The one label added to every series (node): name must outlive the scrape, value is copied
+ * through label_text().
+ */
 void scrape_constant_label(struct scrape *s, const char *name, const char *value);
 
 /*

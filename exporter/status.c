@@ -119,7 +119,8 @@ static bool capture(struct expo_filter *f, const char *family, enum metric_type 
 }
 
 static void add_sample(struct expo_filter *f, const struct labels *l, const double *bounds,
-		       const uint64_t *counts, int nbounds, double sum)
+		       const uint64_t *counts, int nbounds, double sum,
+		       const struct exemplar *ex)
 {
 	struct reading *r = ((struct summer *)f)->r;
 	const char *reason = NULL;
@@ -128,6 +129,7 @@ static void add_sample(struct expo_filter *f, const struct labels *l, const doub
 	(void)bounds;
 	(void)nbounds;
 	(void)sum;
+	(void)ex;
 	for (int k = 0; l && k < l->n && !reason; k++)
 		if (!strcmp(l->name[k], "reason"))
 			reason = l->value[k];

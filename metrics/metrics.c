@@ -170,7 +170,13 @@ int utf8_char(const char *s)
 	return need + 1;
 }
 
-char *utf8_copy(char *dst, size_t len, const char *src)
+/* C0 controls and DEL: no format has a place for them, and the fold must never see them. */
+static bool is_ctl(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+char *label_text(char *dst, size_t len, const char *src)
 {
 	size_t o = 0;
 
@@ -178,11 +184,12 @@ char *utf8_copy(char *dst, size_t len, const char *src)
 		return dst;
 	while (*src) {
 		int n = (unsigned char)*src < 0x80 ? 1 : utf8_char(src);
-		size_t w = n > 0 ? (size_t)n : sizeof(UTF8_REPLACEMENT) - 1;
+		bool bad = n < 0 || is_ctl(*src);
+		size_t w = bad ? sizeof(UTF8_REPLACEMENT) - 1 : (size_t)n;
 
 		if (w >= len - o)
 			break;
-		memcpy(dst + o, n > 0 ? src : UTF8_REPLACEMENT, w);
+		memcpy(dst + o, bad ? UTF8_REPLACEMENT : src, w);
 		o += w;
 		src += n > 0 ? n : -n;
 	}
@@ -246,7 +253,16 @@ static void escape_with(struct mbuf *out, const char *s, const char *const tab[1
 	mbuf_write(out, run, s - run);
 }
 
+/* Other control characters have no escape in either format: U+FFFD, as label_text() does. */
+#define CTL(c) [c] = UTF8_REPLACEMENT
+#define CTLS                                                                                     \
+	CTL(0x01), CTL(0x02), CTL(0x03), CTL(0x04), CTL(0x05), CTL(0x06), CTL(0x07), CTL(0x08),  \
+		CTL(0x09), CTL(0x0b), CTL(0x0c), CTL(0x0d), CTL(0x0e), CTL(0x0f), CTL(0x10),     \
+		CTL(0x11), CTL(0x12), CTL(0x13), CTL(0x14), CTL(0x15), CTL(0x16), CTL(0x17),     \
+		CTL(0x18), CTL(0x19), CTL(0x1a), CTL(0x1b), CTL(0x1c), CTL(0x1d), CTL(0x1e),     \
+		CTL(0x1f), CTL(0x7f)
 static const char *const label_escapes[128] = {
+	CTLS,
 	['\\'] = "\\\\",
 	['"'] = "\\\"",
 	['\n'] = "\\n",
@@ -369,6 +385,7 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format)
 	e->filter = NULL;
 	e->capturing = false;
 	e->n_overflows = 0;
+	e->bad_samples = 0;
 }
 
 static void flush_filter(struct expo *e, bool keep)
@@ -449,6 +466,7 @@ static void write_name(struct expo *e, const char *suffix)
 static void write_pair(struct mbuf *out, char sep, const char *name, const char *value)
 {
 	size_t nl = strlen(name), vl = strlen(value), need = nl + 3 * vl + 4;
+	const char *rep;
 	char *p;
 	int n;
 
@@ -461,35 +479,27 @@ static void write_pair(struct mbuf *out, char sep, const char *name, const char 
 	*p++ = '=';
 	*p++ = '"';
 	for (; *value; value++) {
-		switch (*value) {
-		case '\\':
-			*p++ = '\\';
-			*p++ = '\\';
-			break;
-		case '"':
-			*p++ = '\\';
-			*p++ = '"';
-			break;
-		case '\n':
-			*p++ = '\\';
-			*p++ = 'n';
-			break;
-		default:
-			if ((unsigned char)*value < 0x80) {
+		if ((unsigned char)*value < 0x80) {
+			rep = label_escapes[(unsigned char)*value];
+			if (!rep) {
 				*p++ = *value;
-				break;
+				continue;
 			}
+			n = 1;
+		} else {
 			n = utf8_char(value);
 			if (n > 0) {
 				memcpy(p, value, n);
 				p += n;
-			} else {
-				memcpy(p, UTF8_REPLACEMENT, sizeof(UTF8_REPLACEMENT) - 1);
-				p += sizeof(UTF8_REPLACEMENT) - 1;
-				n = -n;
+				value += n - 1;
+				continue;
 			}
-			value += n - 1;
+			rep = UTF8_REPLACEMENT;
+			n = -n;
 		}
+		while (*rep)
+			*p++ = *rep++;
+		value += n - 1;
 	}
 	*p++ = '"';
 	out->len = p - out->data;
@@ -506,6 +516,35 @@ static void write_pairs(struct mbuf *out, const struct labels *l, bool *first)
 		write_pair(out, *first ? '{' : ',', l->name[i], l->value[i]);
 		*first = false;
 	}
+}
+
+/* [a-zA-Z_][a-zA-Z0-9_]*: anything else would let a name end the label set. */
+static bool label_name_ok(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+static bool names_ok(const struct labels *l)
+{
+	for (int i = 0; l && i < l->n && i < LABELS_MAX; i++)
+		if (!label_name_ok(l->name[i]))
+			return false;
+	return true;
+}
+
+/* A sample whose labels (or the constant ones) have a name no format allows is left out. */
+static bool sample_ok(struct expo *e, const struct labels *l)
+{
+	if (names_ok(l) && names_ok(e->constant))
+		return true;
+	e->bad_samples++;
+	return false;
 }
 
 /*
@@ -543,9 +582,11 @@ const char *u64_str(char buf[static 21], uint64_t v)
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 {
 	if (e->capturing) {
-		e->filter->sample(e->filter, l, NULL, &v, 0, 0);
+		e->filter->sample(e->filter, l, NULL, &v, 0, 0, NULL);
 		return;
 	}
+	if (!sample_ok(e, l))
+		return;
 	/* Digits written backwards from the end: printf costs (docs/cost.md, the scrape). */
 	char num[24], *p = num + sizeof(num);
 
@@ -566,13 +607,19 @@ void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const
 	size_t len = 0;
 	bool first = true;
 
-	if (e->format != FORMAT_OPENMETRICS || !ex) {
+	if (e->capturing) {
+		const struct exemplar x = { ex, ex_value, ex_time };
+
+		e->filter->sample(e->filter, l, NULL, &v, 0, 0, ex ? &x : NULL);
+		return;
+	}
+	if (e->format != FORMAT_OPENMETRICS || !ex || !names_ok(ex)) {
 		expo_u64(e, l, v);
 		return;
 	}
 	for (int i = 0; i < ex->n && i < LABELS_MAX; i++)
 		len += utf8_runes(ex->name[i]) + utf8_runes(ex->value[i]);
-	if (len > EXEMPLAR_MAX_RUNES) {
+	if (len > EXEMPLAR_MAX_RUNES || !sample_ok(e, l)) {
 		expo_u64(e, l, v);
 		return;
 	}
@@ -589,6 +636,8 @@ void expo_double(struct expo *e, const struct labels *l, double v)
 {
 	char num[NUM_MAX];
 
+	if (!sample_ok(e, l))
+		return;
 	fmt_double(num, v, e->format == FORMAT_OPENMETRICS);
 	write_name(e, NULL);
 	write_labels(e, l, NULL);
@@ -604,9 +653,11 @@ void expo_histogram(struct expo *e, const struct labels *l, const double *bounds
 	int i;
 
 	if (e->capturing) {
-		e->filter->sample(e->filter, l, bounds, counts, nbounds, sum);
+		e->filter->sample(e->filter, l, bounds, counts, nbounds, sum, NULL);
 		return;
 	}
+	if (!sample_ok(e, l))
+		return;
 	for (i = 0; i < nbounds; i++) {
 		cum += counts[i];
 		fmt_double(num, bounds[i], om);

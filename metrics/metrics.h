@@ -39,7 +39,10 @@ enum metric_type {
 
 #define LABELS_MAX 12
 
-/* A label set: names are trusted identifiers, values are escaped on output. */
+/*
+ * A label set. Names are checked at render (a sample with a name no format allows is left out
+ * and counted in expo.bad_samples); values are escaped, whatever bytes they hold.
+ */
 struct labels {
 	int n;
 	const char *name[LABELS_MAX];
@@ -51,16 +54,23 @@ void labels_add(struct labels *l, const char *name, const char *value);
 
 struct expo;
 
+/* A sample's exemplar (OpenMetrics): its labels, value and Unix time. */
+struct exemplar {
+	const struct labels *l;
+	double value, time;
+};
+
 /*
  * A filter set between families (expo_set_filter): samples of the families it captures go to
  * sample() instead of the output, and flush() writes what it made of them (through expo_*, with
  * capture off) before the next family starts, at expo_finish, or when the filter is removed.
- * counts has nbounds + 1 entries; a counter is nbounds = 0 with bounds NULL.
+ * counts has nbounds + 1 entries; a counter is nbounds = 0 with bounds NULL; ex is the
+ * sample's exemplar, or NULL.
  */
 struct expo_filter {
 	bool (*capture)(struct expo_filter *f, const char *family, enum metric_type type);
 	void (*sample)(struct expo_filter *f, const struct labels *l, const double *bounds,
-		       const uint64_t *counts, int nbounds, double sum);
+		       const uint64_t *counts, int nbounds, double sum, const struct exemplar *ex);
 	/* keep false: the caller abandons this family (its collector failed). */
 	void (*flush)(struct expo_filter *f, struct expo *e, bool keep);
 };
@@ -84,6 +94,8 @@ struct expo {
 		uint64_t count;
 	} overflows[EXPO_MAX_OVERFLOWS];
 	unsigned n_overflows;
+	/* Samples left out because a label name is not [a-zA-Z_][a-zA-Z0-9_]* (a bug of ours). */
+	unsigned bad_samples;
 };
 
 void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
@@ -99,7 +111,8 @@ void expo_double(struct expo *e, const struct labels *l, double v);
 /*
  * A counter sample with an exemplar (OpenMetrics only: labels, value and Unix time). The
  * exemplar is left out in Prometheus text, when ex is NULL, or when its label names and values
- * together exceed EXEMPLAR_MAX_RUNES characters (the OpenMetrics limit).
+ * together exceed EXEMPLAR_MAX_RUNES characters (the OpenMetrics limit). A family a filter
+ * captures hands the exemplar to the filter with the sample.
  */
 #define EXEMPLAR_MAX_RUNES 128
 void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const struct labels *ex,
@@ -132,12 +145,20 @@ void expo_finish(struct expo *e);
  * the length (1 to 3) of the maximal subpart that becomes one U+FFFD. Never reads past a NUL.
  */
 int utf8_char(const char *s);
-/* src as valid UTF-8 into dst[len], NUL-terminated and cut between characters; returns dst. */
-char *utf8_copy(char *dst, size_t len, const char *src);
+/*
+ * The one door for text from outside (interface names, comm, cgroup paths, pod, namespace,
+ * container and node names) into a label value: src into dst[len] as valid UTF-8, each C0
+ * control character and DEL as U+FFFD too, NUL-terminated and cut between characters; returns
+ * dst.
+ */
+char *label_text(char *dst, size_t len, const char *src);
 /* Characters in s once made valid. */
 size_t utf8_runes(const char *s);
 
-/* Escape a label value (\\, \", \n) or HELP text (\\, \n) into out, as valid UTF-8. */
+/*
+ * Escape a label value (\\, \", \n; other control characters as U+FFFD) or HELP text (\\, \n)
+ * into out, as valid UTF-8.
+ */
 void escape_label_value(struct mbuf *out, const char *s);
 void escape_help(struct mbuf *out, const char *s);
 /*

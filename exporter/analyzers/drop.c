@@ -172,7 +172,7 @@ static void drop_entry(void *state, struct event_rec *r)
 	if (!ifbuf[0] && ev->ifindex && ev->netns == s->own_netns &&
 	    !if_indextoname(ev->ifindex, ifbuf))
 		ifbuf[0] = 0;
-	utf8_copy(d->ifname, sizeof(d->ifname), ifbuf);
+	label_text(d->ifname, sizeof(d->ifname), ifbuf);
 	topk_add(&s->locations, &key, sizeof(key), r, 1);
 	exemplars_remember(&s->exemplars, r, same_series);
 }

@@ -381,7 +381,7 @@ static void row_from_key(const struct drops *d, struct row *r, const struct drop
 	 * interface, made valid the same way, still matches).
 	 */
 	memcpy(ifname, k->ifname, DROP_IFNAMSIZ);
-	utf8_copy(r->ifname, sizeof(r->ifname), ifname);
+	label_text(r->ifname, sizeof(r->ifname), ifname);
 }
 
 static int cmp_order(const void *a, const void *b, void *rows)

@@ -47,11 +47,15 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort();
 	events_top_json(evs, &m);
 	events_status_html(evs, &m);
-	/* Every byte the event carries (the interface name) comes out as valid UTF-8. */
+	/*
+	 * Every byte the event carries (the interface name) comes out as valid UTF-8, and no
+	 * control byte but the newlines that end lines.
+	 */
 	for (size_t i = 0; i < m.len;) {
-		int k = (unsigned char)m.data[i] < 0x80 ? 1 : utf8_char(m.data + i);
+		unsigned char b = m.data[i];
+		int k = b < 0x80 ? 1 : utf8_char(m.data + i);
 
-		if (k < 0)
+		if (k < 0 || (b < 0x20 && b != '\n') || b == 0x7f)
 			abort();
 		i += k;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer: label values and HELP text of any bytes render into lines that stay lines: the
- * escaped output has exactly one newline per sample, is valid UTF-8, and escapes round-trip to
- * the input made valid (utf8_copy).
+ * escaped output has exactly one newline per sample, no other control byte, is valid UTF-8,
+ * and escapes round-trip to the input made a label value (label_text). The input as a label
+ * name renders its sample only when it is a valid name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static void check_utf8(const char *s, size_t n)
 static void check_unescape(const char *escaped, size_t n, const char *orig)
 {
 	size_t len = 3 * strlen(orig) + 1; /* each byte at most one U+FFFD */
-	char *out = malloc(n + 1), *valid = malloc(len);
+	char *out = malloc(3 * n + 1), *valid = malloc(len);
 	size_t j = 0;
 
 	if (!out || !valid) {
@@ -33,21 +34,38 @@ static void check_unescape(const char *escaped, size_t n, const char *orig)
 	}
 	check_utf8(escaped, n);
 	for (size_t i = 0; i < n; i++) {
-		if (escaped[i] == '\n' || (escaped[i] == '"'))
-			abort(); /* raw newline or quote would break the line or the label */
+		if ((unsigned char)escaped[i] < 0x20 || escaped[i] == 0x7f || escaped[i] == '"')
+			abort(); /* raw control byte or quote would break the line or the label */
 		if (escaped[i] != '\\') {
 			out[j++] = escaped[i];
 			continue;
 		}
-		if (++i == n)
+		if (++i == n || (escaped[i] != 'n' && escaped[i] != '\\' && escaped[i] != '"'))
 			abort();
-		out[j++] = escaped[i] == 'n' ? '\n' : escaped[i];
+		/* A newline is the one control byte escaped: label_text() makes it U+FFFD. */
+		if (escaped[i] == 'n') {
+			memcpy(out + j, UTF8_REPLACEMENT, 3);
+			j += 3;
+		} else {
+			out[j++] = escaped[i];
+		}
 	}
 	out[j] = 0;
-	if (strcmp(out, utf8_copy(valid, len, orig)))
+	if (strcmp(out, label_text(valid, len, orig)))
 		abort();
 	free(out);
 	free(valid);
+}
+
+static bool name_ok(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -73,15 +91,23 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		labels_add(&l, "v", s);
 		expo_family(&e, "fuzz_total", METRIC_COUNTER, help);
 		expo_u64(&e, &l, 1);
+		l.n = 0;
+		labels_add(&l, s, "v");
+		expo_u64(&e, &l, 2);
+		if (e.bad_samples != !name_ok(s))
+			abort();
 		expo_finish(&e);
 		l.n = 0;
-		/* HELP, TYPE, one sample (and # EOF): nothing the input holds adds a line. */
+		/*
+		 * HELP, TYPE, one sample, the second when its name is valid (and # EOF): nothing
+		 * the input holds adds a line.
+		 */
 		size_t lines = 0;
 
 		check_utf8(body.data, body.len);
 		for (size_t i = 0; i < body.len; i++)
 			lines += body.data[i] == '\n';
-		if (lines != (f == FORMAT_OPENMETRICS ? 4u : 3u))
+		if (lines != (f == FORMAT_OPENMETRICS ? 4u : 3u) + name_ok(s))
 			abort();
 	}
 	mbuf_free(&m);

@@ -6,15 +6,22 @@
 #   Namespace B is a "pod" (a cgroup shaped like kubelet's, listed by tests/tools/fake_apiserver
 #   with multi-byte namespace, pod and container names, the pod's name also holding a raw 0xff)
 #   whose one process renamed itself through prctl(PR_SET_NAME) to "\xff\xfeq", with two veths
-#   named "\xff\xfex" and "\xfe\xffx". Namespace C has a veth named "é€<i>". nftables drops UDP
-#   from A in B and C; drops carry interface and the pod labels (process included), and every
-#   drop is sampled.
+#   named "\xff\xfex" and "\xfe\xffx". Namespace C has a veth named "é€<i>". Namespace D is a
+#   pod whose every name is hostile: its namespace, pod and container names from the API hold
+#   every byte 0x00-0x1f and 0x7f between them, the bytes the pod-label fold once joined label
+#   sets with (0x1e, 0x1f), quotes, backslashes, braces and a whole metric line; its process
+#   renamed itself to control bytes, quotes, backslash and braces, its veth holds the same (but
+#   white space, which the kernel refuses). nftables drops UDP from A in B, C and D; drops carry
+#   interface and the pod labels (process included), and every drop is sampled.
 #
 #   1. Text 0.0.4: promtool check metrics passes, the scrape is valid UTF-8; the two invalid
 #      interface names are one series (each maximal invalid subpart became U+FFFD: "��x") whose
 #      count is both nft counters together; the valid name is unchanged; the pod labels are
 #      namespace="tëam-ü", pod="wéb-�-😀", container="äpp-€", process="��q".
-#   2. OpenMetrics: prometheus_client's strict parser accepts it and reads the same values.
+#      D's drops are one series, every control byte U+FFFD, the rest escaped, counting what nft
+#      dropped; no line but the exporter's own families' samples and comments.
+#   2. OpenMetrics: prometheus_client's strict parser accepts it and reads the same values; the
+#      same check of D and of foreign lines.
 #   3. /events, /events/top and the JSON lines on stdout: every line valid UTF-8 and strict JSON,
 #      the interface names as above (valid UTF-8 raw, not \u00XX per byte).
 #   4. The status page: valid UTF-8, the names shown with U+FFFD and "<" escaped.
@@ -45,9 +52,22 @@ R=$'\xef\xbf\xbd' # U+FFFD
 IF_B1=$'\xff\xfex' IF_B2=$'\xfe\xffx' IF_C=$'\xc3\xa9\xe2\x82\xac<i>'
 NS=tëam-ü POD=$'w\xc3\xa9b-\xff-\xf0\x9f\x98\x80' CONTAINER=äpp-€
 COMM=$'\xff\xfeq'
+# D's names. Within the kernel's limits: 15 bytes, no NUL, and an interface name no white
+# space. The API's names are JSON: \u0000 ends a C string, so the container name stops there.
+IF_D=$'\x1e\x1f\x01"\\{}\x7f'
+COMM_D=$'\x1e}\n\x1f"\\{\x02\x7f'
+jesc() { for ((i = $1; i <= $2; i++)); do printf '\\u%04x' "$i"; done; }
+NS_D_JSON="n$(jesc 1 15)\\u007f" # every control byte once between namespace and container
+CONTAINER_D_JSON="c$(jesc 16 31)\\\"\\\\{}\\u0000cut"
+POD_D_JSON='p\u001e} 1\nnetstack_injected_total 1\n#\u001fb\"\\{}'
+# What they become as label values (U+FFFD for each control byte), escaped as in the text.
+rr() { for ((i = 0; i < $1; i++)); do printf '%s' "$R"; done; }
+NS_D="n$(rr 16)" CONTAINER_D="c$(rr 16)\\\"\\\\{}"
+POD_D="p$R} 1${R}netstack_injected_total 1$R#${R}b\\\"\\\\{}"
+COMM_D_L="$R}$R$R\\\"\\\\{$R$R" IF_D_L="$R$R$R\\\"\\\\{}$R"
 
-NSA=u8a$$ NSB=u8b$$ NSC=u8c$$
-for ns in "$NSA" "$NSB" "$NSC"; do
+NSA=u8a$$ NSB=u8b$$ NSC=u8c$$ NSD=u8d$$
+for ns in "$NSA" "$NSB" "$NSC" "$NSD"; do
 	netns_add "$ns" || skip_all "cannot create network namespaces"
 done
 # link NS_PEER PEER_NAME SUBNET: a veth from A to NS_PEER, A at .1, the peer at .2.
@@ -58,53 +78,71 @@ link() {
 	ip -n "$NSA" link set "ua$3$$" up
 	ip -n "$1" link set "$2" up
 }
-if ! { link "$NSB" "$IF_B1" 91 && link "$NSB" "$IF_B2" 92 && link "$NSC" "$IF_C" 93; }; then
+if ! { link "$NSB" "$IF_B1" 91 && link "$NSB" "$IF_B2" 92 && link "$NSC" "$IF_C" 93 &&
+	link "$NSD" "$IF_D" 94; }; then
 	skip_all "ip cannot name a veth with these bytes"
 fi
 check "ip kept the invalid bytes of the interface name" \
 	bash -c "ip -n $NSB -o link | grep -qF \"\$1\"" _ "$IF_B1"
-for ns in "$NSB" "$NSC"; do
+for ns in "$NSB" "$NSC" "$NSD"; do
 	ip netns exec "$ns" nft -f - <<-EOF || skip_all "cannot load the nftables rules"
 		table inet u8test {
 			counter d91 { }
 			counter d92 { }
 			counter d93 { }
+			counter d94 { }
 			chain input {
 				type filter hook input priority filter; policy accept;
 				ip daddr 10.91.0.2 udp dport $PORT counter name "d91" drop
 				ip daddr 10.92.0.2 udp dport $PORT counter name "d92" drop
 				ip daddr 10.93.0.2 udp dport $PORT counter name "d93" drop
+				ip daddr 10.94.0.2 udp dport $PORT counter name "d94" drop
 			}
 		}
 	EOF
 done
 nft_drops() { ip netns exec "$1" nft list counter inet u8test "$2" | awk '/packets/ { print $2 }'; }
 
-# B is a pod: its only process sits in a kubelet-shaped cgroup and renamed itself via prctl.
-UID_B=$(cat /proc/sys/kernel/random/uuid)
-CID_B=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
-CGB=$CG/kubepods/burstable/pod$UID_B/$CID_B
-mkdir -p "$CGB" && on_exit "rmdir -p --ignore-fail-on-non-empty $CGB"
-ip netns exec "$NSB" /usr/bin/python3 -c '
+# B and D are pods: the only process of each sits in a kubelet-shaped cgroup and renamed itself
+# via prctl. pod NS COMM: sets UID and CID.
+pod() {
+	local cgdir proc
+	UID_=$(cat /proc/sys/kernel/random/uuid)
+	CID=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+	cgdir=$CG/kubepods/burstable/pod$UID_/$CID
+	mkdir -p "$cgdir" && on_exit "rmdir -p --ignore-fail-on-non-empty $cgdir"
+	ip netns exec "$1" /usr/bin/python3 -c '
 import ctypes, os, sys, time
 ctypes.CDLL(None).prctl(15, os.fsencode(sys.argv[1]), 0, 0, 0)  # PR_SET_NAME
-time.sleep(1000)' "$COMM" &
-PROC=$!
-on_exit "kill $PROC"
-echo "$PROC" >"$CGB/cgroup.procs"
-for _ in $(seq 50); do
-	[ "$(cat "/proc/$PROC/comm")" = "$COMM" ] && break
-	sleep 0.05
-done
-check "prctl(PR_SET_NAME) set the invalid bytes" [ "$(cat "/proc/$PROC/comm")" = "$COMM" ]
+time.sleep(1000)' "$2" &
+	proc=$!
+	on_exit "kill $proc"
+	echo "$proc" >"$cgdir/cgroup.procs"
+	for _ in $(seq 50); do
+		[ "$(cat "/proc/$proc/comm")" = "$2" ] && break
+		sleep 0.05
+	done
+	check "prctl(PR_SET_NAME) set the bytes in $1" [ "$(cat "/proc/$proc/comm")" = "$2" ]
+}
+pod "$NSB" "$COMM"
+UID_B=$UID_ CID_B=$CID
+pod "$NSD" "$COMM_D"
+UID_D=$UID_ CID_D=$CID
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
 	>/dev/null 2>&1 || skip_all "openssl cannot make a certificate"
 TOKEN=tok$$$RANDOM
 echo "$TOKEN" >"$TMP/token"
-printf '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"%s","namespace":"%s","uid":"%s","resourceVersion":"7"},"spec":{"nodeName":"%s"},"status":{"phase":"Running","containerStatuses":[{"name":"%s","containerID":"containerd://%s","ready":true}]}}]}\n' \
-	"$POD" "$NS" "$UID_B" "$NODE" "$CONTAINER" "$CID_B" >"$TMP/podlist.json"
+podjson() { # NAME NAMESPACE UID CONTAINER CID, JSON-escaped
+	printf '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"%s","namespace":"%s","uid":"%s","resourceVersion":"7"},"spec":{"nodeName":"%s"},"status":{"phase":"Running","containerStatuses":[{"name":"%s","containerID":"containerd://%s","ready":true}]}}' \
+		"$1" "$2" "$3" "$NODE" "$4" "$5"
+}
+printf '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[%s,%s]}\n' \
+	"$(podjson "$POD" "$NS" "$UID_B" "$CONTAINER" "$CID_B")" \
+	"$(podjson "$POD_D_JSON" "$NS_D_JSON" "$UID_D" "$CONTAINER_D_JSON" "$CID_D")" \
+	>"$TMP/podlist.json"
+check "the pod list is JSON" jq -e . "$TMP/podlist.json" >/dev/null
 : >"$TMP/events.jsonl"
 APIPORT=$(free_port)
 "$APISERVER" "$APIPORT" "$TMP/cert.pem" "$TMP/key.pem" "$TMP/podlist.json" "$TMP/events.jsonl" \
@@ -125,17 +163,51 @@ printf '%s\n' '[collector.retrans]' 'enabled = false' '[collector.rtt]' 'enabled
 	>"$TMP/u8.ini"
 start_exporter --config "$TMP/u8.ini" || exit 1
 for _ in $(seq 100); do
-	[ "$(scrape_sum '^netstack_pods_known$')" -ge 1 ] && break
+	[ "$(scrape_sum '^netstack_pods_known$')" -ge 2 ] && break
 	sleep 0.1
 done
 sleep 1.5 # one /proc scan after the list: B resolved before its first drop
-for d in 91 92 93; do
+for d in 91 92 93 94; do
 	ip netns exec "$NSA" "$UDPFLOOD" "10.$d.0.2" "$PORT" "$N" >/dev/null
 done
 sleep 0.5
 D91=$(nft_drops "$NSB" d91) D92=$(nft_drops "$NSB" d92) D93=$(nft_drops "$NSC" d93)
-check_eq "nft dropped every datagram" "$((3 * N))" "$((D91 + D92 + D93))"
-INO_B=$(netns_inode "$NSB") INO_C=$(netns_inode "$NSC")
+D94=$(nft_drops "$NSD" d94)
+check_eq "nft dropped every datagram" "$((4 * N))" "$((D91 + D92 + D93 + D94))"
+INO_B=$(netns_inode "$NSB") INO_C=$(netns_inode "$NSC") INO_D=$(netns_inode "$NSD")
+D_SERIES="${M}{reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_D\",interface=\"$IF_D_L\",namespace=\"$NS_D\",pod=\"$POD_D\",container=\"$CONTAINER_D\",process=\"$COMM_D_L\"}"
+# fixed FILE SERIES: the values of the samples written exactly SERIES, summed (label values
+# may hold spaces and braces: the value is the first field after SERIES).
+fixed() {
+	S="$2 " awk 'index($0, ENVIRON["S"]) == 1 {
+		split(substr($0, length(ENVIRON["S"]) + 1), f, " "); n += f[1] }
+	END { print n + 0 }' "$1" # not -v, which would undo the escapes
+}
+# d_series NAME FILE: D's series as expected, counting what nft dropped (else D's lines shown)
+d_series() {
+	local got
+	got=$(fixed "$2" "$D_SERIES")
+	if [ "$got" = "$D94" ]; then
+		ok "$1 ($got)"
+	else
+		not_ok "$1" "expected $D94, got $got: $D_SERIES in" \
+			"$(grep -F "netns=\"$INO_D\"" "$2" | cut -c 1-400)"
+	fi
+}
+# foreign FILE: every line that is neither a comment of a family nor a sample of one of the
+# families the file declares ("# EOF" aside).
+foreign() {
+	awk '$1 == "#" && ($2 == "TYPE" || $2 == "HELP") { if ($2 == "TYPE") fam[$3] = 1; next }
+	$0 == "# EOF" { next }
+	{ n = $0; sub(/[{ ].*/, "", n); b = n; sub(/_(bucket|sum|count|total|created)$/, "", b)
+	  if (!(n in fam) && !(b in fam)) print }' "$1"
+}
+# no_foreign NAME FILE: the check of foreign(), showing what it found
+no_foreign() {
+	local lines
+	lines=$(foreign "$2" | head -n 5 | cat -A | cut -c 1-200)
+	if [ -z "$lines" ]; then ok "$1"; else not_ok "$1" "$lines"; fi
+}
 
 # -- 1. Prometheus text ----------------------------------------------------------------------
 scrape "$TMP/m.prom"
@@ -152,6 +224,10 @@ check_eq "a valid multi-byte interface name passes unchanged" "$D93" \
 	"$(fsum "$TMP/m.prom" "^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_C\",interface=\"$IF_C\",")"
 check_eq "no byte of the invalid names reached the scrape" 0 \
 	"$(LC_ALL=C grep -c $'[\xfe\xff]' "$TMP/m.prom")"
+d_series "D's hostile names are one series, each control byte U+FFFD, counting nft's drops" \
+	"$TMP/m.prom"
+check_eq "no control byte reached the scrape" 0 "$(LC_ALL=C grep -c $'[\x01-\x09\x0b-\x1f\x7f]' "$TMP/m.prom")"
+no_foreign "no line but the exporter's own families' comments and samples" "$TMP/m.prom"
 
 # -- 2. OpenMetrics ----------------------------------------------------------------------------
 metrics "$EXPORTER_URL" -H 'Accept: application/openmetrics-text; version=1.0.0' \
@@ -164,6 +240,9 @@ fi
 check_eq "OpenMetrics: the parsed labels are the valid names" "$((D91 + D92))" \
 	"$(fsum "$TMP/m.om.samples" "^${M}[{]reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_B\",interface=\"$R${R}x\",${PODLABELS}[}]")"
 check "OpenMetrics: with exemplars, which name the flow" grep -q " # {saddr=" "$TMP/m.om"
+d_series "OpenMetrics: D's series counts nft's drops" "$TMP/m.om"
+no_foreign "OpenMetrics: no line but the exporter's own families' comments and samples" \
+	"$TMP/m.om"
 metrics "$EXPORTER_URL" -H 'Accept-Encoding: gzip' | gzip -dc >"$TMP/m.gz.prom"
 promtool_ok "promtool accepts the gzipped scrape" "$TMP/m.gz.prom"
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <zlib.h>
 
+#define R UTF8_REPLACEMENT
+
 /* Render through fn in the given format; the caller frees the returned buffer. */
 static struct mbuf render(void (*fn)(struct expo *), enum metric_format f)
 {
@@ -68,7 +70,8 @@ static void test_escape_label_value(void)
 	check_label_escape("say \"hi\"", "say \\\"hi\\\"");
 	check_label_escape("line1\nline2", "line1\\nline2");
 	check_label_escape("\\\"\n", "\\\\\\\"\\n");
-	check_label_escape("tab\there", "tab\there");
+	/* No format has an escape for other control characters: U+FFFD, as label_text() does. */
+	check_label_escape("tab\there\x1f\x1e\x7f\r", "tab" R "here" R R R R);
 	/* UTF-8 is passed through byte for byte. */
 	check_label_escape("eth0 \xc3\xa9t\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x90\xa7",
 			   "eth0 \xc3\xa9t\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x90\xa7");
@@ -84,8 +87,6 @@ static void test_escape_help(void)
 }
 
 /* ---- UTF-8 ---- */
-
-#define R UTF8_REPLACEMENT
 
 /*
  * Byte sequences and what every writer makes of them: well-formed text unchanged, each maximal
@@ -162,7 +163,7 @@ static void test_utf8_table(void)
 		check_help_escape(in, want);
 		check_html_escape(in, want);
 		check_escape(escape_json, in, want);
-		CHECK_STR(utf8_copy(out, sizeof(out), in), want);
+		CHECK_STR(label_text(out, sizeof(out), in), want);
 		CHECK(utf8_runes(in) == utf8_cases[i].runes);
 		if (utf8_runes(in) != utf8_cases[i].runes)
 			fprintf(stderr, "  case %zu: %zu runes\n", i, utf8_runes(in));
@@ -204,19 +205,19 @@ static void test_utf8_label_rendered(void)
 	}
 }
 
-static void test_utf8_copy_bounds(void)
+static void test_label_text_bounds(void)
 {
 	char out[8];
 
 	/* Cut between characters, never inside one; a replacement counts three bytes. */
-	CHECK_STR(utf8_copy(out, 4, "ab\xc3\xa9"), "ab");
-	CHECK_STR(utf8_copy(out, 5, "ab\xc3\xa9"), "ab\xc3\xa9");
-	CHECK_STR(utf8_copy(out, 4, "a\xff"), "a");
-	CHECK_STR(utf8_copy(out, 5, "a\xff"), "a" R);
-	CHECK_STR(utf8_copy(out, 1, "abc"), "");
-	CHECK_STR(utf8_copy(out, 5, "\xf0\x9f\x90\xa7z"), "\xf0\x9f\x90\xa7");
+	CHECK_STR(label_text(out, 4, "ab\xc3\xa9"), "ab");
+	CHECK_STR(label_text(out, 5, "ab\xc3\xa9"), "ab\xc3\xa9");
+	CHECK_STR(label_text(out, 4, "a\xff"), "a");
+	CHECK_STR(label_text(out, 5, "a\xff"), "a" R);
+	CHECK_STR(label_text(out, 1, "abc"), "");
+	CHECK_STR(label_text(out, 5, "\xf0\x9f\x90\xa7z"), "\xf0\x9f\x90\xa7");
 	memset(out, 'x', sizeof(out));
-	utf8_copy(out, 0, "abc");
+	label_text(out, 0, "abc");
 	CHECK(out[0] == 'x');
 	/* Sixteen bad bytes (an interface name) fit in 3 * 16 + 1. */
 	{
@@ -224,7 +225,7 @@ static void test_utf8_copy_bounds(void)
 
 		memset(name, 0xff, 16);
 		name[16] = 0;
-		utf8_copy(big, sizeof(big), name);
+		label_text(big, sizeof(big), name);
 		CHECK(strlen(big) == 48 && utf8_runes(big) == 16);
 	}
 }
@@ -261,8 +262,6 @@ static void test_escape_json(void)
 	check_escape(escape_json, "p\xc3\xa9", "p\xc3\xa9");
 	check_escape(escape_json, "\xff\"", R "\\\"");
 }
-
-#undef R
 
 static void fam_counter(struct expo *e)
 {
@@ -775,16 +774,143 @@ static void test_exemplar(void)
 	mbuf_free(&b);
 }
 
+/* Every C0 control and DEL, the fold's old separators among them, become one U+FFFD each. */
+static void test_label_text_controls(void)
+{
+	for (int c = 1; c < 0x80; c++) {
+		char in[4] = { 'a', (char)c, 'b', 0 }, out[8], want[8];
+		bool ctl = c < 0x20 || c == 0x7f;
+
+		snprintf(want, sizeof(want), "a%sb", ctl ? R : (char[]){ (char)c, 0 });
+		CHECK_STR(label_text(out, sizeof(out), in), want);
+	}
+}
+
+/* Hostile values of any byte render as one sample line, whatever they hold. */
+static void test_hostile_value_rendered(void)
+{
+	char hostile[64], *p = hostile;
+	struct mbuf b = { 0 };
+	struct labels l = { 0 };
+	struct expo e;
+
+	for (int c = 1; c < 0x20; c++)
+		*p++ = (char)c;
+	strcpy(p, "\x7f\\\"{}=,# x 1");
+	labels_add(&l, "pod", hostile);
+	expo_init(&e, &b, FORMAT_OPENMETRICS);
+	expo_family(&e, "x", METRIC_GAUGE, NULL);
+	expo_u64(&e, &l, 1);
+	{
+		struct mbuf want = { 0 };
+
+		mbuf_puts(&want, "# TYPE x gauge\nx{pod=\"");
+		for (int c = 1; c < 0x20; c++)
+			mbuf_puts(&want, c == '\n' ? "\\n" : R);
+		mbuf_puts(&want, R "\\\\\\\"{}=,# x 1\"} 1\n");
+		CHECK_STR(b.data, want.data);
+		mbuf_free(&want);
+	}
+	mbuf_free(&b);
+}
+
+/* A label name no format allows leaves its sample out (counted), never ends a label set. */
+static void test_bad_label_name(void)
+{
+	static const char *const bad[] = { "", "0a", "a b", "a}", "a\nb", "a\"", "a=b", "\xc3\xa9" };
+	struct mbuf b = { 0 };
+	struct expo e;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct labels l = { 0 }, c = { 0 };
+		const double bounds[] = { 1 };
+		const uint64_t counts[] = { 1, 0 };
+
+		labels_add(&l, bad[i], "v");
+		labels_add(&c, bad[i], "v");
+		mbuf_reset(&b);
+		expo_init(&e, &b, FORMAT_PROMETHEUS);
+		expo_family(&e, "x", METRIC_GAUGE, NULL);
+		expo_u64(&e, &l, 1);
+		expo_double(&e, &l, 1);
+		expo_histogram(&e, &l, bounds, counts, 1, 1);
+		expo_u64(&e, &(struct labels){ 1, { "ok_1" }, { "v" } }, 2);
+		e.constant = &c;
+		expo_u64(&e, NULL, 3);
+		CHECK_STR(b.data, "# TYPE x gauge\nx{ok_1=\"v\"} 2\n");
+		CHECK(e.bad_samples == 4);
+	}
+	mbuf_free(&b);
+}
+
+struct catch {
+	struct expo_filter f;
+	int samples;
+	const struct exemplar *ex;
+};
+
+static bool catch_capture(struct expo_filter *f, const char *family, enum metric_type type)
+{
+	(void)f;
+	(void)type;
+	return !strcmp(family, "d_total");
+}
+
+static void catch_sample(struct expo_filter *f, const struct labels *l, const double *bounds,
+			 const uint64_t *counts, int nbounds, double sum, const struct exemplar *ex)
+{
+	struct catch *c = (struct catch *)f;
+
+	(void)l;
+	(void)bounds;
+	(void)nbounds;
+	(void)sum;
+	CHECK(counts[0] == 7);
+	c->samples++;
+	c->ex = ex;
+	if (ex)
+		CHECK(ex->l->n == 1 && ex->value == 1 && ex->time == 1700000000.5);
+}
+
+static void catch_flush(struct expo_filter *f, struct expo *e, bool keep)
+{
+	(void)f;
+	(void)e;
+	(void)keep;
+}
+
+/* A family a filter captures gets its samples with exemplars too, none written past it. */
+static void test_exemplar_captured(void)
+{
+	struct catch c = { { catch_capture, catch_sample, catch_flush }, 0, NULL };
+	struct labels ex = { 1, { "saddr" }, { "fd99::1" } };
+	struct mbuf b = { 0 };
+	struct expo e;
+
+	expo_init(&e, &b, FORMAT_OPENMETRICS);
+	expo_set_filter(&e, &c.f, true);
+	expo_family(&e, "d_total", METRIC_COUNTER, "h");
+	expo_u64_exemplar(&e, NULL, 7, &ex, 1, 1700000000.5);
+	CHECK(c.samples == 1 && c.ex);
+	expo_finish(&e);
+	CHECK_STR(b.data, "# TYPE d counter\n# HELP d h\n# EOF\n");
+	mbuf_free(&b);
+}
+
 int main(void)
 {
 	RUN(test_escape_label_value);
 	RUN(test_escape_html);
 	RUN(test_exemplar);
+	RUN(test_exemplar_captured);
+	RUN(test_label_text_controls);
+	RUN(test_hostile_value_rendered);
+	RUN(test_bad_label_name);
 	RUN(test_escape_help);
 	RUN(test_escape_json);
 	RUN(test_utf8_table);
 	RUN(test_utf8_label_rendered);
-	RUN(test_utf8_copy_bounds);
+	RUN(test_label_text_bounds);
 	RUN(test_utf8_char_exhaustive);
 	RUN(test_counter);
 	RUN(test_counter_without_total_suffix);
