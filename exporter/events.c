@@ -342,8 +342,8 @@ void events_collect(struct events *evs, struct expo *e)
 		const char *name, *help;
 	} fams[EV_NR_STATS] = {
 		{ "netstack_events_sampled_total", "Events sampled into the ring buffer." },
-		{ "netstack_events_lost_total",
-		  "Sampled events lost because the ring buffer was full or stdout did not take them." },
+		{ "netstack_events_lost_total", "Sampled events lost because the ring buffer was "
+						"full or stdout did not take them." },
 		{ "netstack_events_ratelimited_total",
 		  "Sampled events refused by the per-CPU max_events_per_second cap." },
 	};
@@ -428,7 +428,8 @@ static void flush_stdout(struct events *evs)
 
 		if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
 			break;
-		w = write(STDOUT_FILENO, m->data + off, nl ? (size_t)(nl + 1 - (m->data + off)) : n);
+		w = write(STDOUT_FILENO, m->data + off,
+			  nl ? (size_t)(nl + 1 - (m->data + off)) : n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
