@@ -26,7 +26,7 @@
 
 #define HTML_EVENTS 20 /* latest events on the landing page */
 /* JSON lines waiting for stdout: more is lost (counted), not buffered, when nobody reads. */
-#define STDOUT_PENDING_MAX (256 * 1024)
+#define STDOUT_PENDING_MAX ((size_t)256 * 1024)
 
 /* The layout is shared with the BPF side; a change of size is a new version. */
 _Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuzz corpus");

@@ -135,7 +135,7 @@ int pin_lock(const char *root, unsigned wait_seconds)
 			root, pid, wait_seconds);
 	/* Polled: a blocking flock could not give up at the deadline. */
 	while (monotonic_seconds() - start < wait_seconds) {
-		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+		nanosleep(&(struct timespec){ 0, 100000000L }, NULL); /* 100 ms */
 		if (!flock(fd, LOCK_EX | LOCK_NB)) {
 			log_info("pin: %s is ours after %.1f s", root, monotonic_seconds() - start);
 			return fd;
