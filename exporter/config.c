@@ -228,8 +228,10 @@ static char *reader(char *str, int num, void *stream)
 		p += strspn(p, " \t");
 		len = strcspn(p, "= \t");
 		if (*p != ';' && *p != '#' && p[len + strspn(p + len, " \t")] == '=' && len < 64)
-			fail(st, "%.*s: line longer than %d characters, the most a line may hold "
-				 "(key, '=' and value)", (int)len, p, num - 2);
+			fail(st,
+			     "%.*s: line longer than %d characters, the most a line may hold "
+			     "(key, '=' and value)",
+			     (int)len, p, num - 2);
 		else if (*p != ';' && *p != '#')
 			fail(st, "line longer than %d characters", num - 2);
 		str[0] = 0;

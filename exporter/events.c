@@ -26,7 +26,7 @@
 
 #define HTML_EVENTS 20 /* latest events on the landing page */
 /* JSON lines waiting for stdout: more is lost (counted), not buffered, when nobody reads. */
-#define STDOUT_PENDING_MAX (256 * 1024)
+#define STDOUT_PENDING_MAX ((size_t)256 * 1024)
 
 /* The layout is shared with the BPF side; a change of size is a new version. */
 _Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuzz corpus");
@@ -342,8 +342,8 @@ void events_collect(struct events *evs, struct expo *e)
 		const char *name, *help;
 	} fams[EV_NR_STATS] = {
 		{ "netstack_events_sampled_total", "Events sampled into the ring buffer." },
-		{ "netstack_events_lost_total",
-		  "Sampled events lost because the ring buffer was full or stdout did not take them." },
+		{ "netstack_events_lost_total", "Sampled events lost because the ring buffer was "
+						"full or stdout did not take them." },
 		{ "netstack_events_ratelimited_total",
 		  "Sampled events refused by the per-CPU max_events_per_second cap." },
 	};
@@ -428,7 +428,8 @@ static void flush_stdout(struct events *evs)
 
 		if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
 			break;
-		w = write(STDOUT_FILENO, m->data + off, nl ? (size_t)(nl + 1 - (m->data + off)) : n);
+		w = write(STDOUT_FILENO, m->data + off,
+			  nl ? (size_t)(nl + 1 - (m->data + off)) : n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {

@@ -129,12 +129,13 @@ int pin_lock(const char *root, unsigned wait_seconds)
 	}
 	pid = lock_holder(fd);
 	if (wait_seconds)
-		log_warn("pin: %s is in use by another exporter (pid %d); waiting up to %u s for it "
-			 "to stop ([bpf] pin_wait_seconds)",
-			 root, pid, wait_seconds);
+		log_warn(
+			"pin: %s is in use by another exporter (pid %d); waiting up to %u s for it "
+			"to stop ([bpf] pin_wait_seconds)",
+			root, pid, wait_seconds);
 	/* Polled: a blocking flock could not give up at the deadline. */
 	while (monotonic_seconds() - start < wait_seconds) {
-		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+		nanosleep(&(struct timespec){ 0, 100000000L }, NULL); /* 100 ms */
 		if (!flock(fd, LOCK_EX | LOCK_NB)) {
 			log_info("pin: %s is ours after %.1f s", root, monotonic_seconds() - start);
 			return fd;

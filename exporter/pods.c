@@ -532,7 +532,8 @@ static void nap(struct pods *p, double seconds, bool *flag)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* wake's clock: a step of the wall clock changes nothing */
+	/* wake's clock: a step of the wall clock changes nothing */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += (time_t)seconds;
 	ts.tv_nsec += (long)((seconds - (time_t)seconds) * 1e9);
 	if (ts.tv_nsec >= 1000000000L) {
