@@ -185,10 +185,13 @@ ENGINE ?= $(if $(shell command -v podman),podman,docker)
 IMAGE ?= netstack-exporter:$(VERSION)
 PLATFORM ?=
 SOURCE ?= $(shell git remote get-url origin 2>/dev/null)
+# podman (4.3) neither sets BUILDPLATFORM nor reads Dockerfile.dockerignore by itself.
+PODMAN_ARGS = --ignorefile deploy/docker/Dockerfile.dockerignore --build-arg \
+	BUILDPLATFORM=linux/$(shell uname -m | sed 's/^x86_64$$/amd64/; s/^aarch64$$/arm64/')
 image:
 	$(call msg,IMAGE,$(IMAGE) $(PLATFORM))
 	$(Q)$(ENGINE) build -f deploy/docker/Dockerfile $(if $(PLATFORM),--platform $(PLATFORM)) \
-		$(if $(filter podman,$(notdir $(ENGINE))),--ignorefile deploy/docker/Dockerfile.dockerignore) \
+		$(if $(filter podman,$(notdir $(ENGINE))),$(PODMAN_ARGS)) \
 		--build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) \
 		$(if $(SOURCE),--build-arg SOURCE=$(SOURCE)) -t $(IMAGE) .
 

@@ -15,12 +15,12 @@ CTR_MIRRORS=("deb http://deb.debian.org/debian $CTR_SUITE main"
 	"deb http://deb.debian.org/debian-security $CTR_SUITE-security main")
 
 # ctr_env: export CONTAINERS_CONF and CONTAINERS_STORAGE_CONF (storage under $CTR_DIR, its
-# run state under /run), or exit 77 when a tool is missing.
+# run state under /run); returns 77 when root or a tool is missing, 1 on a bad limit.
 ctr_env() {
 	local t conf=$CTR_ROOT/tests/container/containers.conf lim want
-	[ "$(id -u)" -eq 0 ] || { echo "# needs root"; exit 77; }
+	[ "$(id -u)" -eq 0 ] || { echo "# needs root"; return 77; }
 	for t in podman runc mmdebstrap; do
-		command -v "$t" >/dev/null || { echo "# $t not installed (scripts/deps.sh test)"; exit 77; }
+		command -v "$t" >/dev/null || { echo "# $t not installed (scripts/deps.sh test)"; return 77; }
 	done
 	# The file's limits must be within the hard ones, or every container fails to start.
 	for lim in nofile:n nproc:u; do
@@ -28,7 +28,7 @@ ctr_env() {
 		t=$(ulimit -H"${lim#*:}")
 		if [ "$t" != unlimited ] && [ "$t" -lt "$want" ]; then
 			echo "# $conf: ${lim%:*}=$want is over this shell's hard limit $t"
-			exit 1
+			return 1
 		fi
 	done
 	mkdir -p "$CTR_DIR"
@@ -56,7 +56,10 @@ ctr_base_tar() {
 		variant=extract
 		# What a minbase holds: the essential and the required packages, and apt.
 		opts=(--variant=extract --include='?essential' --include='?priority(required)'
-			--include=apt)
+			--include=apt
+			# base-passwd's maintainer script, which does not run here.
+			--extract-hook='cp "$1/usr/share/base-passwd/passwd.master" "$1/etc/passwd"'
+			--extract-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"')
 	fi
 	echo "# making $tar ($variant)" >&2
 	mmdebstrap --quiet --format=tar --arch="$arch" "${opts[@]}" \
@@ -101,6 +104,17 @@ ctr_bases() {
 # ctr_image ARCH TAG: make image for linux/ARCH, tagged TAG, with this podman environment.
 ctr_image() {
 	make -s -C "$CTR_ROOT" image ENGINE=podman PLATFORM="linux/$1" IMAGE="$2"
+}
+
+# ctr_binary IMAGE OUT: copy the image's /usr/bin/netstack_exporter to OUT, running nothing.
+ctr_binary() {
+	local c
+	c=$(podman create --arch "$(podman image inspect -f '{{.Architecture}}' "$1")" "$1") ||
+		return 1
+	podman cp "$c:/usr/bin/netstack_exporter" "$2"
+	local rc=$?
+	podman rm -f "$c" >/dev/null
+	return $rc
 }
 
 # ctr_teardown NAME...: remove these containers and images, if there.
