@@ -15,7 +15,7 @@ ma=$($cc -print-multiarch)
 
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
-todo="$(needed "$bin") $*" seen= pkgs=
+todo="$(needed "$bin") $*" seen='' pkgs=
 while [ -n "${todo# }" ]; do
 	# shellcheck disable=SC2086
 	set -- $todo

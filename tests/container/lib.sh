@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 # Sourced by tests/container/*.sh: podman with the project's own settings (containers.conf here,
 # storage under $BUILD/container), the base images the Dockerfile names made from Debian's
 # archive with mmdebstrap (no registry is reachable from the test machines), the image built
@@ -55,6 +56,7 @@ ctr_base_tar() {
 	if [ "$arch" != "$(dpkg --print-architecture)" ]; then
 		variant=extract
 		# What a minbase holds: the essential and the required packages, and apt.
+		# shellcheck disable=SC2016 # $1 is mmdebstrap's, the root it makes.
 		opts=(--variant=extract --include='?essential' --include='?priority(required)'
 			--include=apt
 			# base-passwd's maintainer script, which does not run here.
@@ -78,25 +80,26 @@ ctr_base_tar() {
 # for each ARCH, imported once. Both names are manifest lists, as on a registry, so that
 # --platform picks the right image from them.
 ctr_bases() {
-	local host arch tar name id
+	local host arch tar name fresh=
 	host=$(dpkg --print-architecture)
-	for name in debian:12 debian:12-slim; do
-		for arch in "$host" "$@"; do
-			[ "$name" = debian:12 ] && [ "$arch" != "$host" ] && continue
-			podman image exists "localhost/netstack-base-$arch" && continue
-			tar=$(ctr_base_tar "$arch") || return 1
-			podman import --quiet --arch "$arch" --os linux \
-				--change 'CMD ["bash"]' "$tar" "localhost/netstack-base-$arch" >/dev/null ||
-				return 1
-		done
+	for arch in "$host" "$@"; do
+		podman image exists "localhost/netstack-base-$arch" && continue
+		tar=$(ctr_base_tar "$arch") || return 1
+		podman import --quiet --arch "$arch" --os linux --change 'CMD ["bash"]' "$tar" \
+			"localhost/netstack-base-$arch" >/dev/null || return 1
+		fresh=1
 	done
 	for name in debian:12 debian:12-slim; do
-		podman manifest exists "$name" && podman manifest rm "$name" >/dev/null
-		podman manifest create "$name" >/dev/null || return 1
+		# Made again only when a base changed: a new list would be a new base for the cache.
+		if [ -n "$fresh" ] && podman manifest exists "$name"; then
+			podman manifest rm "$name" >/dev/null || return 1
+		fi
+		podman manifest exists "$name" || podman manifest create "$name" >/dev/null || return 1
 		for arch in "$host" "$@"; do
 			[ "$name" = debian:12 ] && [ "$arch" != "$host" ] && continue
-			podman manifest add "$name" "containers-storage:localhost/netstack-base-$arch" \
-				>/dev/null || return 1
+			podman manifest inspect "$name" | grep -q "\"architecture\": \"$arch\"" ||
+				podman manifest add "$name" "containers-storage:localhost/netstack-base-$arch" \
+					>/dev/null || return 1
 		done
 	done
 }
