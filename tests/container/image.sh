@@ -36,7 +36,7 @@ fi
 
 t0=$(date +%s)
 if ctr_bases "$OTHER" >"$TMP/bases.log" 2>&1; then
-	ok "base images debian:12, debian:12-slim ($HOST, $OTHER) from mmdebstrap ($(($(date +%s) - t0)) s)"
+	ok "base images ($HOST, $OTHER) from mmdebstrap ($(($(date +%s) - t0)) s)"
 else
 	not_ok "base images from mmdebstrap" "$(tail -n 20 "$TMP/bases.log")"
 	finish
@@ -64,7 +64,7 @@ for arch in "$HOST" "$OTHER"; do
 			"$(podman run --rm "$img" --version 2>&1)"
 	else
 		# Not run: it would need emulation. Its version string holds the commit.
-		check "$arch: the binary names the commit ($COMMIT)" grep -qaF "(commit $COMMIT)" "$bin"
+		check "$arch: the binary names the commit ($COMMIT)" grep -qaF "$COMMIT" "$bin"
 	fi
 
 	for l in source:"$SOURCE" version:"$VERSION" revision:"$COMMIT" licenses:GPL-2.0-only \
@@ -82,10 +82,11 @@ for arch in "$HOST" "$OTHER"; do
 	on_exit podman image unmount "$img"
 	check "$arch: /etc/passwd has nobody ([security] user = nobody)" \
 		grep -q '^nobody:x:65534:' "$root/etc/passwd"
-	ma=$(ls -d "$root"/usr/lib/*-linux-gnu | head -n 1)
+	ma=$(readelf -h "$bin" | grep -q AArch64 && echo aarch64-linux-gnu || echo x86_64-linux-gnu)
 	missing=
 	for so in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p') libcurl.so.4; do
-		[ -e "$ma/$so" ] || missing="$missing $so"
+		# The loader's default paths; the base of a foreign architecture is not /usr-merged.
+		[ -e "$root/usr/lib/$ma/$so" ] || [ -e "$root/lib/$ma/$so" ] || missing="$missing $so"
 	done
 	check_eq "$arch: every library the binary needs, and libcurl, is in the image" "" "${missing# }"
 	found=$(cd "$root" && ls -d usr/bin/*gcc* usr/bin/cc usr/bin/clang* usr/bin/ld usr/lib/gcc \

@@ -76,37 +76,28 @@ ctr_base_tar() {
 	echo "$tar"
 }
 
-# ctr_bases ARCH...: debian:12 (the build stage's, the host's architecture) and debian:12-slim
-# for each ARCH, imported once. Both names are manifest lists, as on a registry, so that
-# --platform picks the right image from them.
+# ctr_bases ARCH...: the base image of this machine's architecture and of each ARCH, imported
+# once as localhost/netstack-base-ARCH.
 ctr_bases() {
-	local host arch tar name fresh=
-	host=$(dpkg --print-architecture)
-	for arch in "$host" "$@"; do
+	local arch tar
+	for arch in "$(dpkg --print-architecture)" "$@"; do
 		podman image exists "localhost/netstack-base-$arch" && continue
 		tar=$(ctr_base_tar "$arch") || return 1
-		podman import --quiet --arch "$arch" --os linux --change 'CMD ["bash"]' "$tar" \
+		# --platform linux/arm64 means variant v8: without it podman looks for another image.
+		podman import --quiet --arch "$arch" --os linux \
+			$([ "$arch" = arm64 ] && echo --variant v8) --change 'CMD ["bash"]' "$tar" \
 			"localhost/netstack-base-$arch" >/dev/null || return 1
-		fresh=1
-	done
-	for name in debian:12 debian:12-slim; do
-		# Made again only when a base changed: a new list would be a new base for the cache.
-		if [ -n "$fresh" ] && podman manifest exists "$name"; then
-			podman manifest rm "$name" >/dev/null || return 1
-		fi
-		podman manifest exists "$name" || podman manifest create "$name" >/dev/null || return 1
-		for arch in "$host" "$@"; do
-			[ "$name" = debian:12 ] && [ "$arch" != "$host" ] && continue
-			podman manifest inspect "$name" | grep -q "\"architecture\": \"$arch\"" ||
-				podman manifest add "$name" "containers-storage:localhost/netstack-base-$arch" \
-					>/dev/null || return 1
-		done
 	done
 }
 
 # ctr_image ARCH TAG: make image for linux/ARCH, tagged TAG, with this podman environment.
+# debian:12 (the build stage's) is this machine's base, debian:12-slim (the runtime stage's)
+# ARCH's: podman 4.3 does not pick a platform's image out of a local manifest list, so one
+# storage builds one architecture at a time.
 ctr_image() {
-	make -s -C "$CTR_ROOT" image ENGINE=podman PLATFORM="linux/$1" IMAGE="$2"
+	podman tag "localhost/netstack-base-$(dpkg --print-architecture)" debian:12 &&
+		podman tag "localhost/netstack-base-$1" debian:12-slim &&
+		make -s -C "$CTR_ROOT" image ENGINE=podman PLATFORM="linux/$1" IMAGE="$2"
 }
 
 # ctr_binary IMAGE OUT: copy the image's /usr/bin/netstack_exporter to OUT, running nothing.
