@@ -84,6 +84,7 @@ ctr_bases() {
 		podman image exists "localhost/netstack-base-$arch" && continue
 		tar=$(ctr_base_tar "$arch") || return 1
 		# --platform linux/arm64 means variant v8: without it podman looks for another image.
+		# shellcheck disable=SC2046 # no word at all for other architectures
 		podman import --quiet --arch "$arch" --os linux \
 			$([ "$arch" = arm64 ] && echo --variant v8) --change 'CMD ["bash"]' "$tar" \
 			"localhost/netstack-base-$arch" >/dev/null || return 1
@@ -94,9 +95,13 @@ ctr_bases() {
 # debian:12 (the build stage's) is this machine's base, debian:12-slim (the runtime stage's)
 # ARCH's: podman 4.3 does not pick a platform's image out of a local manifest list, so one
 # storage builds one architecture at a time.
+# Tagged under docker.io/library/ too: the name containers-common's short-name alias gives
+# "debian", which podman looks up for another platform than the machine's.
 ctr_image() {
-	podman tag "localhost/netstack-base-$(dpkg --print-architecture)" debian:12 &&
-		podman tag "localhost/netstack-base-$1" debian:12-slim &&
+	local host
+	host=$(dpkg --print-architecture)
+	podman tag "localhost/netstack-base-$host" debian:12 docker.io/library/debian:12 &&
+		podman tag "localhost/netstack-base-$1" debian:12-slim docker.io/library/debian:12-slim &&
 		make -s -C "$CTR_ROOT" image ENGINE=podman PLATFORM="linux/$1" IMAGE="$2"
 }
 
