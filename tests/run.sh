@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Run every unit test binary and integration script, once per build directory given
-# (default: $BUILD or build), then the fuzzers in $FUZZ_BUILD if set. Each prints TAP-style
-# "ok - name" / "not ok - name" lines, then the kernel matrix (tests/kernels/run.sh, QEMU) on
-# $KERNELS_BUILD if set. Ends with "N passed, N failed, N skipped" (a script that exits 77
-# is one skip, so is each "ok - name # SKIP why" line). Under CI=true a skip counts as failed:
-# CI must run everything.
+# (default: $BUILD or build), then the container tests (tests/container/*.sh, which build the
+# image from the source tree) once, then the fuzzers in $FUZZ_BUILD if set, then the kernel
+# matrix (tests/kernels/run.sh, QEMU) on $KERNELS_BUILD if set. Each prints TAP-style
+# "ok - name" / "not ok - name" lines. Ends with "N passed, N failed, N skipped" (a script
+# that exits 77 is one skip, so is each "ok - name # SKIP why" line). Under CI=true a skip
+# counts as failed: CI must run everything.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -56,6 +57,11 @@ for BUILD in "$@"; do
 	for t in tests/integration/*.sh; do
 		[ -f "$t" ] && tally "integration ($BUILD): $(basename "$t" .sh)" bash "$t"
 	done
+done
+BUILD=$1
+export BUILD
+for t in tests/container/*.sh; do
+	[ "$(basename "$t")" = lib.sh ] || tally "container: $(basename "$t" .sh)" bash "$t"
 done
 if [ -n "${FUZZ_BUILD:-}" ]; then
 	tally "fuzz ($FUZZ_BUILD)" bash tests/fuzz/run.sh "$FUZZ_BUILD"

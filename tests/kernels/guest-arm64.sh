@@ -22,6 +22,8 @@ mount -t tracefs tracefs /sys/kernel/tracing
 ip link set lo up
 cd "/host$WT" || exit 1
 B=/host$BUILD
+# The exporter is the arm64 image's (run.sh copies it out); the unit tests are the arm64 build's.
+X=/host$EXPORTER
 P="$KERNEL $ARCH"
 
 # ---- unit tests ----
@@ -62,11 +64,11 @@ for PROFILE in ${PROFILES:-root shipped}; do
 	URL=http://127.0.0.1:$PORT
 	LOG=/tmp/exporter.$PROFILE.log
 	if [ "$PROFILE" = root ]; then
-		"$B/netstack_exporter" --config conf/netstack_exporter.ini \
+		"$X" --config conf/netstack_exporter.ini \
 			--web.listen-address "127.0.0.1:$PORT" >"$LOG" 2>&1 </dev/null &
 	else
 		# shellcheck disable=SC2086
-		/usr/bin/setpriv $SHIPPED_SETPRIV "$B/netstack_exporter" --config conf/netstack_exporter.ini \
+		/usr/bin/setpriv $SHIPPED_SETPRIV "$X" --config conf/netstack_exporter.ini \
 			--web.listen-address "127.0.0.1:$PORT" >"$LOG" 2>&1 </dev/null &
 	fi
 	PID=$!

@@ -10,7 +10,8 @@
 #   tests/kernels/run.sh [KERNEL...]    KERNEL: 6.1-amd64 6.12-amd64 5.10-amd64 6.1-arm64
 #                                       6.1-amd64+systemd (default: all of them, or $KERNELS)
 # BUILD (default build) is the x86_64 build under test, ARM64_BUILD (default $BUILD/arm64) the
-# arm64 one, built here unless ARM64_BUILD_SKIP=1. Kernel packages are fetched with apt-get
+# arm64 one (its unit tests), built here unless ARM64_BUILD_SKIP=1; the arm64 guest's exporter
+# is the one in the arm64 image (make image PLATFORM=linux/arm64 with tests/container/lib.sh). Kernel packages are fetched with apt-get
 # download (Debian 11's from a private apt configuration: the host's sources stay as they are),
 # unpacked with dpkg-deb -x, and kept in $KERNELS_CACHE (default build/kernels); nothing is
 # installed on the host. KERNEL_GUEST (a script under the checkout) replaces the x86_64 guest's
@@ -22,6 +23,7 @@ cd "$(dirname "$0")/../.." || exit 1
 WT=$PWD
 BUILD=${BUILD:-build}
 ARM64_BUILD=${ARM64_BUILD:-$BUILD/arm64}
+ARM64_EXPORTER=$BUILD/container/arm64/netstack_exporter
 CACHE=${KERNELS_CACHE:-build/kernels}
 BOOT_TIMEOUT=${KERNEL_TIMEOUT:-420}
 SMP=${KERNEL_SMP:-2}
@@ -287,7 +289,13 @@ arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (bus
 			{ tail -n 30 "$CACHE/arm64-build.log"; return 1; }
 		echo "# arm64: make CC=aarch64-linux-gnu-gcc BUILD=$ARM64_BUILD took $(secs "$t0" "$(now)") s"
 	fi
-	[ -x "$ARM64_BUILD/netstack_exporter" ] || { echo "$ARM64_BUILD/netstack_exporter missing"; return 1; }
+	# The exporter the guest runs: the arm64 image's (make image, tests/container/lib.sh), so
+	# the image ships what a real arm64 kernel was shown to run.
+	(source tests/container/lib.sh && ctr_env && ctr_bases arm64 &&
+		mkdir -p "$(dirname "$ARM64_EXPORTER")" &&
+		ctr_image arm64 localhost/netstack-exporter:test-arm64 &&
+		ctr_binary localhost/netstack-exporter:test-arm64 "$ARM64_EXPORTER") \
+		>"$CACHE/arm64-image.log" 2>&1 || { tail -n 30 "$CACHE/arm64-image.log"; return 1; }
 	# busybox and setpriv (util-linux) for arm64, fetched and unpacked like the kernels.
 	local d=$CACHE/arm64-userland p
 	if [ ! -e "$d/.unpacked" ]; then
@@ -362,7 +370,7 @@ boot() { # KERNEL-ARCH[+systemd]
 		echo "SHIPPED_MEMLOCK='$SHIPPED_MEMLOCK'"
 		echo "GUEST='${KERNEL_GUEST:-$guest}' INIT='$init'"
 		if [ "$arch" = arm64 ]; then
-			echo "BUILD='$WT/$ARM64_BUILD'"
+			echo "BUILD='$WT/$ARM64_BUILD' EXPORTER='$WT/$ARM64_EXPORTER'"
 		else
 			echo "BUILD='$WT/$BUILD'"
 		fi
