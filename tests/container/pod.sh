@@ -16,11 +16,12 @@
 #     and none of its BPF programs, links or maps outlive it;
 #   - overlay: with tests/tools/fake_apiserver as the API server, drops in a pod-shaped cgroup's
 #     namespace carry that pod's namespace and pod labels.
+# shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/container/lib.sh
 source tests/container/lib.sh
 require_root_bpf
-for tool in podman kubectl jq capsh bpftool curl openssl nsenter; do
+for tool in podman kubectl jq capsh bpftool curl openssl python3; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool (scripts/deps.sh test)"
 done
 perl -MYAML::XS -e 1 2>/dev/null || skip_all "needs YAML::XS (libyaml-libyaml-perl)"
@@ -95,7 +96,7 @@ play() {
 		"$(podman pod inspect -f '{{.InfraContainerID}}' "$name-$$")")
 	port=$(probe_port "$name" .readinessProbe)
 	URL=http://$POD_IP:$port
-	EXPORTER_URL=$URL
+	EXPORTER_URL=$URL # for scrape_sum and wait_for
 	# Ready as the kubelet sees it: the readiness probe answers (within a minute: the
 	# exporter parses the kernel's BTF on a machine that may be busy).
 	for _ in $(seq 1200); do
@@ -138,9 +139,9 @@ in_root() {
 caps_of() { capsh --decode="$1" | sed 's/.*=//' | tr , '\n' | grep . | sort | paste -sd,; }
 
 checks() {
-	local name=$1 want sets f set vals root mp ro path host stat_in stat_out cg lim
+	local name=$1 want f set vals root mp ro path stat_in stat_out cg lim
 	local nthreads
-	nthreads=$(ls "/proc/$PID/task" | wc -l)
+	nthreads=$(find "/proc/$PID/task" -mindepth 1 -maxdepth 1 | wc -l)
 	# Capabilities: exactly the manifest's added list (all others dropped), every thread.
 	check_eq "$name: manifest drops ALL" ALL "$(spec "$name" \
 		'.spec.containers[0].securityContext.capabilities.drop | join(",")')"
@@ -162,6 +163,8 @@ checks() {
 		'.spec.containers[0].securityContext.allowPrivilegeEscalation'))" 1 "$(field_all NoNewPrivs)"
 	check_eq "$name: a seccomp filter in force in every thread ($(field_all Seccomp_filters) filters)" \
 		2 "$(field_all Seccomp)"
+	check "$name: ... the exporter's own among them (its log)" grep -q \
+		'security: seccomp filter installed on every thread' <(podman logs "$CTR" 2>&1)
 	check_eq "$name: uid (runAsUser)" "$(spec "$name" '.spec.containers[0].securityContext.runAsUser')" \
 		"$(awk '$1 == "Uid:" { print $2 $3 $4 $5 == $2 $2 $2 $2 ? $2 : "mixed" }' "/proc/$PID/status")"
 	check_eq "$name: gid (runAsGroup)" "$(spec "$name" '.spec.containers[0].securityContext.runAsGroup')" \
@@ -247,7 +250,7 @@ noports() {
 # NS the series also count other namespaces' drops: up to 10 windows, until one had none.
 drops_equal() {
 	local name=$1 ns=$2 fam=$3 re a0 a1 want got addr=127.0.0.1
-	re="^$M[{]reason=\"NO_SOCKET\",family=\"$fam\",protocol=\"udp\"${4:+,$4}[}]"
+	re="^${M}[{]reason=\"NO_SOCKET\",family=\"$fam\",protocol=\"udp\"${4:+,$4}[}]"
 	[ "$fam" = ipv6 ] && addr=::1
 	for try in $(seq 10); do
 		scrape "$TMP/d0" "$URL"
@@ -382,7 +385,7 @@ elif render labels deploy/kubernetes/overlays/pod-labels; then
 		check "labels: the pod list was fetched" wait_for '^netstack_pods_known$' 1
 		# The pod's namespace is known once one of its drops carries the pod's labels.
 		P_LABELS='namespace="team-p",pod="web-p"'
-		P_RE="^$M[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",$P_LABELS[}]"
+		P_RE="^${M}[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",${P_LABELS}[}]"
 		for _ in $(seq 100); do
 			ip netns exec "pp$$" "$UDPFLOOD" 127.0.0.1 9 1 >/dev/null
 			[ "$(scrape_sum "$P_RE")" -gt 0 ] && break
