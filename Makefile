@@ -58,7 +58,7 @@ BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
 .PHONY: FORCE all deps test-deps bench-deps run test test-kernels tsan unit tools fuzzers lint \
-	bench bench-quick \
+	bench bench-quick image \
 	install uninstall \
 	vmlinux format clean
 .DELETE_ON_ERROR:
@@ -178,6 +178,23 @@ bench: bench-deps all $(TOOLS)
 bench-quick: bench-deps all $(TOOLS)
 	$(Q)BUILD=$(BUILD) tests/bench/run.sh quick
 
+# The container image (deploy/docker/Dockerfile) with podman, or docker if there is no podman
+# (ENGINE=...). PLATFORM=linux/arm64 builds for arm64 on any machine: the build stage
+# cross-compiles, nothing runs emulated. IMAGE names it; SOURCE is its source label.
+ENGINE ?= $(if $(shell command -v podman),podman,docker)
+IMAGE ?= netstack-exporter:$(VERSION)
+PLATFORM ?=
+SOURCE ?= $(shell git remote get-url origin 2>/dev/null)
+# podman (4.3) neither sets BUILDPLATFORM nor reads Dockerfile.dockerignore by itself.
+PODMAN_ARGS = --ignorefile deploy/docker/Dockerfile.dockerignore --build-arg \
+	BUILDPLATFORM=linux/$(shell uname -m | sed 's/^x86_64$$/amd64/; s/^aarch64$$/arm64/')
+image:
+	$(call msg,IMAGE,$(IMAGE) $(PLATFORM))
+	$(Q)$(ENGINE) build -f deploy/docker/Dockerfile $(if $(PLATFORM),--platform $(PLATFORM)) \
+		$(if $(filter podman,$(notdir $(ENGINE))),$(PODMAN_ARGS)) \
+		--build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) \
+		$(if $(SOURCE),--build-arg SOURCE=$(SOURCE)) -t $(IMAGE) .
+
 install: all
 	install -D -m 0755 $(BUILD)/netstack_exporter $(DESTDIR)$(PREFIX)/bin/netstack_exporter
 	@# Never overwrite a configuration the operator may have edited.
@@ -210,4 +227,6 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
+# $(BUILD)/container holds the container tests' images (tests/container/lib.sh), not ours.
+-include $(shell find $(BUILD) -path $(BUILD)/container -prune -o -name '*.d' -type f -print \
+	2>/dev/null)

@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Install the Debian packages netstack_exporter needs, only those missing.
-# Usage: scripts/deps.sh [build|test|bench|kernels]   (test = build + what the test suite runs,
-# kernels included; bench = test + the tools make bench compares against and drives; kernels =
-# build + what make test-kernels needs: QEMU, busybox for the guests' initramfs, and the arm64
-# cross compiler with the :arm64 libraries, through dpkg multiarch)
+# Usage: scripts/deps.sh [build [ARCH]|test|bench|kernels]   (build ARCH: for a build for the
+# Debian architecture ARCH, amd64 or arm64, its cross compiler and the :ARCH libraries through
+# dpkg multiarch when ARCH is not this machine's; test = build + what the test suite runs,
+# kernels and containers included; bench = test + the tools make bench compares against and
+# drives; kernels = build + what make test-kernels needs: QEMU, busybox for the guests'
+# initramfs, and the arm64 cross build)
 set -eu
 
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
@@ -13,20 +15,33 @@ libseccomp-dev"
 # catatonit: the pause process of podman's pods (tests/container/pod.sh plays one).
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
 jq libyaml-libyaml-perl strace systemd openssl whois python3-prometheus-client \
+podman buildah runc mmdebstrap uidmap fuse-overlayfs slirp4netns containernetworking-plugins \
 libcap2-bin catatonit"
 BENCH_PKGS="bpftrace prometheus-node-exporter wrk"
 # tests/kernels: the guests run the host's own tools over 9p; kernels are never installed here
 # (the harness fetches them with apt-get download into build/kernels/).
-KERNEL_PKGS="qemu-system-x86 qemu-system-arm busybox-static cpio kmod xz-utils util-linux \
-gcc-aarch64-linux-gnu libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 \
-libmicrohttpd-dev:arm64 libinih-dev:arm64 libcurl4-openssl-dev:arm64 libjson-c-dev:arm64 \
-libgnutls28-dev:arm64 libcrypt-dev:arm64 libseccomp-dev:arm64"
+KERNEL_PKGS="qemu-system-x86 qemu-system-arm busybox-static cpio kmod xz-utils util-linux"
+
+# cross ARCH: the cross compiler for ARCH and the :ARCH builds of BUILD_PKGS' libraries.
+cross() {
+	[ "$1" = "$(dpkg --print-architecture)" ] && return 0
+	case $1 in
+	amd64) echo gcc-x86-64-linux-gnu ;;
+	arm64) echo gcc-aarch64-linux-gnu ;;
+	*) echo "deps: no cross build for architecture '$1' (amd64, arm64)" >&2; exit 1 ;;
+	esac
+	echo "libc6-dev:$1"
+	for p in $BUILD_PKGS; do
+		case $p in *-dev) echo "$p:$1" ;; esac
+	done
+}
 
 pkgs=$BUILD_PKGS
 case ${1:-build} in
-test) pkgs="$pkgs $TEST_PKGS $KERNEL_PKGS" ;;
-bench) pkgs="$pkgs $TEST_PKGS $KERNEL_PKGS $BENCH_PKGS" ;;
-kernels) pkgs="$pkgs $KERNEL_PKGS" ;;
+build) [ -z "${2:-}" ] || pkgs="$pkgs $(cross "$2")" ;;
+test) pkgs="$pkgs $TEST_PKGS $KERNEL_PKGS $(cross arm64)" ;;
+bench) pkgs="$pkgs $TEST_PKGS $KERNEL_PKGS $(cross arm64) $BENCH_PKGS" ;;
+kernels) pkgs="$pkgs $KERNEL_PKGS $(cross arm64)" ;;
 esac
 
 missing=
@@ -42,11 +57,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-case $missing in
-*:arm64*)
-	dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
-	;;
-esac
+for a in $(echo "$missing" | tr ' ' '\n' | sed -n 's/.*://p' | sort -u); do
+	dpkg --print-foreign-architectures | grep -qx "$a" || dpkg --add-architecture "$a"
+done
 apt-get -o DPkg::Lock::Timeout=600 update -qq
 # shellcheck disable=SC2086
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null

@@ -6,13 +6,12 @@
 #   - the DaemonSet's least-privilege points: limits on every container, nothing privileged,
 #     the exact capability list, read-only root and host mounts, probes on paths the exporter
 #     serves (asked of a running exporter), tolerations, rolling updates;
-#   - the ConfigMap's INI, taken from the rendered ConfigMap, passes `--check-config`;
-#   - the Dockerfile's build stage is run here, command for command, and its runtime stage
-#     installs exactly the packages that hold the libraries the built binary links against.
+#   - the ConfigMap's INI, taken from the rendered ConfigMap, passes `--check-config`.
+# The image itself is built and checked by tests/container/image.sh.
 # tests/integration/deploy_caps.sh runs the exporter with the DaemonSet's privileges.
 source "$(dirname "$0")/../lib.sh"
 [ -x "$EXPORTER" ] || skip_all "$EXPORTER not built"
-for tool in jq perl curl objdump dpkg-query; do
+for tool in jq perl curl; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool (scripts/deps.sh test)"
 done
 perl -MYAML::XS -e 1 2>/dev/null || skip_all "needs YAML::XS (libyaml-libyaml-perl)"
@@ -254,82 +253,5 @@ if [ "$RENDERED" = 1 ]; then
 		not_ok "kubectl kustomize $K/overlays/pod-labels renders" "$(cat "$TMP/pods.err")"
 	fi
 fi
-
-# ---- Dockerfile -----------------------------------------------------------------------------
-D=deploy/docker/Dockerfile
-# stage_lines STAGE: the instructions of one stage, continuation lines joined.
-stage_lines() {
-	awk -v want="$1" '
-		/^[ \t]*#/ { next }
-		{ line = cont ? line " " $0 : $0 }
-		/\\$/ { sub(/\\$/, "", line); cont = 1; next }
-		{ cont = 0 }
-		toupper($1) == "FROM" { split(line, w, /[ \t]+/); stage = tolower(w[4]) }
-		stage == want && line != "" { gsub(/[ \t]+/, " ", line); print line }
-		{ line = "" }' "$D"
-}
-stage_lines build >"$TMP/build.stage"
-stage_lines runtime >"$TMP/runtime.stage"
-check_eq "build stage FROM" "FROM debian:12 AS build" "$(head -n 1 "$TMP/build.stage")"
-check_eq "runtime stage FROM" "FROM debian:12-slim AS runtime" "$(head -n 1 "$TMP/runtime.stage")"
-sed -n 's/^RUN //p' "$TMP/build.stage" >"$TMP/build.run"
-check_eq "build stage runs scripts/deps.sh build, then make" \
-	'scripts/deps.sh build|make BUILD="$BUILD" VERSION="$VERSION" COMMIT="$COMMIT" all' \
-	"$(paste -sd'|' "$TMP/build.run")"
-check "build stage installs no package but through scripts/deps.sh" \
-	bash -c "! grep -q 'apt-get\|dpkg -i' '$TMP/build.stage'"
-# Run the build stage here: its WORKDIR is a copy of the source tree, its ARGs are their defaults
-# (BUILD moved into our temporary directory), each RUN is run as written.
-src=$TMP/src
-mkdir -p "$src"
-tar -C . --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
-arg_default() { sed -n "s/^ARG $1=//p" "$TMP/build.stage"; }
-build_arg=$(arg_default BUILD)
-ok_build=1
-while read -r cmd; do
-	# A docker build has no make of ours around it: no MAKEFLAGS from `make test`.
-	if ! (cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL VERSION="$(arg_default VERSION)" \
-		COMMIT="$(arg_default COMMIT)" BUILD="$TMP/image-build" sh -c "$cmd") >"$TMP/docker-run.log" 2>&1; then
-		not_ok "Dockerfile RUN $cmd" "$(tail -n 20 "$TMP/docker-run.log")"
-		ok_build=0
-	fi
-done <"$TMP/build.run"
-[ "$ok_build" = 1 ] && ok "Dockerfile build stage commands succeed here"
-IMG_BIN=$TMP/image-build/netstack_exporter
-check "the build stage produced the binary" test -x "$IMG_BIN"
-check_eq "runtime stage copies it from the build stage's BUILD" \
-	"COPY --from=build $build_arg/netstack_exporter /usr/bin/netstack_exporter" \
-	"$(grep '^COPY --from=build' "$TMP/runtime.stage")"
-check_eq "ENTRYPOINT is the copied binary" 'ENTRYPOINT ["/usr/bin/netstack_exporter"]' \
-	"$(grep '^ENTRYPOINT' "$TMP/runtime.stage")"
-check_eq "EXPOSE the listen port" "EXPOSE $port" "$(grep '^EXPOSE' "$TMP/runtime.stage")"
-if [ -x "$IMG_BIN" ]; then
-	check "the image's binary runs (--version)" bash -c "\"\$1\" --version >/dev/null" _ "$IMG_BIN"
-	check "the image's binary accepts the image's config" bash -c \
-		"\"\$1\" --check-config --config conf/netstack_exporter.ini >/dev/null" _ "$IMG_BIN"
-	# Runtime packages: exactly the packages that hold the libraries the binary links against
-	# (libc6 comes with the base image) and libcurl, which pod attribution loads at run time
-	# (exporter/pods.c), each the runtime library of a -dev package that scripts/deps.sh
-	# installs for the build.
-	needed="$(objdump -p "$IMG_BIN" | awk '$1 == "NEEDED" { print $2 }') libcurl.so.4"
-	owners=$(for lib in $needed; do
-		dpkg -S "*/$lib" 2>/dev/null | grep "/$(gcc -print-multiarch)/$lib\$" | head -n 1 | cut -d: -f1
-	done | grep -vx libc6 | sort -u | paste -sd' ')
-	runtime_pkgs=$(grep '^RUN ' "$TMP/runtime.stage" |
-		sed -n 's/.*apt-get install -y --no-install-recommends \([^&]*\).*/\1/p' | tr ' ' '\n' |
-		grep . | sort -u | paste -sd' ')
-	check_eq "runtime packages = the packages of the binary's NEEDED libraries" "$owners" "$runtime_pkgs"
-	build_pkgs=$(sed -n '/^BUILD_PKGS="/,/"$/p' scripts/deps.sh | tr -d '"\\' | sed 's/BUILD_PKGS=//')
-	# "DEV RUNTIME" pairs: what each installed -dev build package depends on (dpkg's own
-	# database: no apt lists needed).
-	# shellcheck disable=SC2046
-	dpkg-query -W -f='${Package} ${Depends}\n' $(tr " " "\n" <<<"$build_pkgs" | grep -- "-dev\$") 2>/dev/null |
-		awk '{ dev = $1; $1 = ""; n = split($0, d, /[,|]/); for (i = 1; i <= n; i++) { split(d[i], w, " "); print dev, w[1] } }' >"$TMP/dev-deps.txt"
-	for p in $runtime_pkgs; do
-		from=$(awk -v p="$p" '$2 == p { print $1; exit }' "$TMP/dev-deps.txt")
-		check "runtime package $p is the library of build package ${from:-?} (scripts/deps.sh)" test -n "$from"
-	done
-fi
-check "the build context leaves out host build output" grep -qx build deploy/docker/Dockerfile.dockerignore
 
 finish
