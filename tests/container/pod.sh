@@ -39,6 +39,14 @@ M=netstack_skb_drops_total
 N=200 # datagrams per measurement
 NODE=node-$$
 ctr_env
+case $? in
+0) ;;
+77) skip_all "podman's environment is incomplete (scripts/deps.sh test)" ;;
+*)
+	not_ok "podman's environment (tests/container/lib.sh)"
+	finish
+	;;
+esac
 # The image as deploy/docker/Dockerfile builds it (make image), under a name of this run's own.
 IMAGE=localhost/netstack-exporter:pod$$
 if { ctr_bases && ctr_image "$(dpkg --print-architecture)" "$IMAGE"; } >"$TMP/image.log" 2>&1; then
@@ -299,9 +307,11 @@ down() {
 		"$(podman inspect -f '{{.Config.StopTimeout}}' "$CTR")"
 	t0=$(date +%s%N)
 	podman pod stop "$name-$$" >"$TMP/$name.down" 2>&1
-	ms=$((($(date +%s%N) - t0) / 1000000))
+	# The exporter's end, not podman's own work around it (the pause container, cleanup).
+	ms=$((($(podman inspect -f '{{.State.FinishedAt.UnixNano}}' "$CTR") - t0) / 1000000))
 	le "$name: SIGTERM (podman pod stop) ended it within terminationGracePeriodSeconds, ms" \
 		"$ms" $((grace * 1000))
+	echo "# $name: podman pod stop took $((($(date +%s%N) - t0) / 1000000)) ms"
 	check_eq "$name: exit code" 0 "$(podman inspect -f '{{.State.ExitCode}}' "$CTR")"
 	check "$name: the exporter logged the SIGTERM" grep -q 'received SIGTERM, shutting down' \
 		<(podman logs "$CTR" 2>&1)
@@ -398,5 +408,5 @@ elif render labels deploy/kubernetes/overlays/pod-labels; then
 	fi
 fi
 echo "# figures: ready after kube play (ms): base ${BASE_READY:-?} labels ${READY_MS:-?};" \
-	"NO_SOCKET drops compared:$DROPS_SEEN; kube down (ms):$DOWN_MS; test $(($(date +%s) - START)) s"
+	"NO_SOCKET drops compared:$DROPS_SEEN; exited after SIGTERM (ms):$DOWN_MS; test $(($(date +%s) - START)) s"
 finish
