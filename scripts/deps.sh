@@ -12,9 +12,11 @@ set -eu
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev libgnutls28-dev libcrypt-dev \
 libseccomp-dev"
+# catatonit: the pause process of podman's pods (tests/container/pod.sh plays one).
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
 jq libyaml-libyaml-perl strace systemd openssl whois python3-prometheus-client \
-podman buildah runc mmdebstrap uidmap fuse-overlayfs slirp4netns containernetworking-plugins"
+podman buildah runc mmdebstrap uidmap fuse-overlayfs slirp4netns containernetworking-plugins \
+libcap2-bin catatonit"
 BENCH_PKGS="bpftrace prometheus-node-exporter wrk"
 # tests/kernels: the guests run the host's own tools over 9p; kernels are never installed here
 # (the harness fetches them with apt-get download into build/kernels/).
