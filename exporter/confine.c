@@ -96,8 +96,7 @@ int confine_self(void)
 	return 0;
 }
 
-/* The Seccomp: line of /proc/self/status: 0 none, 1 strict, 2 filter; -1 unknown. */
-static int seccomp_mode(void)
+int confine_mode(void)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[128];
@@ -118,7 +117,7 @@ const char *confine_denied_hint(int err, char *buf, size_t len)
 
 	if (err != -EPERM || !caps)
 		return "";
-	if (seccomp_mode() == 2)
+	if (confine_mode() == 2)
 		snprintf(buf, len,
 			 "; not for want of privileges: a seccomp filter denies the call; run the "
 			 "container with securityContext.seccompProfile type Unconfined (the exporter "

@@ -13,6 +13,9 @@
  */
 int confine_self(void);
 
+/* The Seccomp: line of /proc/self/status: 0 none, 1 strict, 2 filter; -1 unknown. */
+int confine_mode(void);
+
 /*
  * For an EPERM from bpf() or perf_event_open() while the capabilities that allow them are
  * held: why (a seccomp filter or an LSM) and what to change, in buf. "" otherwise.

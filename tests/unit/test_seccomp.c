@@ -44,20 +44,6 @@ static int in_child(int (*fn)(void))
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int seccomp_status(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[128];
-	int mode = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mode;
-}
-
 /* Off the list, each of these succeeds unconfined (root or not): 0 when all are denied. */
 static int denied_calls(void)
 {
@@ -81,7 +67,7 @@ static int allowed_then_denied(void)
 
 	if (confine_self())
 		return 100;
-	if (seccomp_status() != 2)
+	if (confine_mode() != 2)
 		return 101;
 	/* On the list: files, identity, and bpf() (an unknown command: EINVAL, not EPERM). */
 	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
