@@ -85,7 +85,7 @@ wait_healthy "$EXPORTER_URL" "$PID" "$LOG" exporter || {
 	finish
 }
 check "drops: map creation failed (logged)" grep -q 'drops: cannot load.*Cannot allocate memory' "$LOG"
-check "rtt: attach failed (logged)" grep -q 'rtt: cannot attach sockops to cgroup' "$LOG"
+check "rtt: attach failed: not a cgroup2 mount (logged)" grep -q "rtt: cgroup $TMP is not a cgroup2 mount" "$LOG"
 metrics >"$TMP/m1.prom"
 check_eq "netstack_collector_up drops 0" 0 "$(fsum "$TMP/m1.prom" '^netstack_collector_up\{collector="drops"\}$')"
 check_eq "netstack_collector_up rtt 0" 0 "$(fsum "$TMP/m1.prom" '^netstack_collector_up\{collector="rtt"\}$')"
