@@ -100,17 +100,8 @@ static int lock_holder(int fd)
 	return pid;
 }
 
-static double monotonic_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int pin_lock(const char *root, unsigned wait_seconds)
 {
-	double start = monotonic_seconds();
 	int fd, pid;
 
 	if (root_dir(root))
@@ -133,11 +124,11 @@ int pin_lock(const char *root, unsigned wait_seconds)
 			"pin: %s is in use by another exporter (pid %d); waiting up to %u s for it "
 			"to stop ([bpf] pin_wait_seconds)",
 			root, pid, wait_seconds);
-	/* Polled: a blocking flock could not give up at the deadline. */
-	while (monotonic_seconds() - start < wait_seconds) {
-		nanosleep(&(struct timespec){ 0, 100000000L }, NULL); /* 100 ms */
+	/* Polled every 100 ms: a blocking flock could not give up at the deadline. */
+	for (unsigned i = 1; i <= wait_seconds * 10; i++) {
+		nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
 		if (!flock(fd, LOCK_EX | LOCK_NB)) {
-			log_info("pin: %s is ours after %.1f s", root, monotonic_seconds() - start);
+			log_info("pin: %s is ours after %.1f s", root, i / 10.0);
 			return fd;
 		}
 	}
