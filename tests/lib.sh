@@ -159,9 +159,14 @@ wait_healthy() {
 metrics() {
 	local url=${1:-$EXPORTER_URL} rc
 	shift $(($# > 0))
-	curl -sf -m 10 "$@" "$url/metrics"
+	# Into a file first: a reader that stops early (grep -q) must not turn into curl's write error.
+	local body
+	body=$(mktemp) || return 1
+	curl -sf -m 10 -o "$body" "$@" "$url/metrics"
 	rc=$?
 	[ "$rc" -eq 0 ] || not_ok "scrape of $url/metrics" "curl exit status $rc" >&2
+	cat "$body" 2>/dev/null
+	rm -f "$body"
 	return "$rc"
 }
 # scrape_sum REGEX: sum of the values of samples whose "name{labels}" part matches REGEX.
