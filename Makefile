@@ -57,7 +57,8 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_
 BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
-.PHONY: FORCE all deps test-deps bench-deps run test test-kernels tsan unit tools fuzzers lint \
+.PHONY: FORCE all deps test-deps bench-deps run test test-builds test-build-asan test-build-fuzz \
+	check test-kernels tsan unit tools fuzzers lint \
 	bench bench-quick image \
 	install uninstall \
 	vmlinux format clean
@@ -132,12 +133,31 @@ unit: $(UNIT_TESTS)
 tools: $(TOOLS)
 fuzzers: $(FUZZERS)
 
-# The suite runs twice, plainly and under ASan+UBSan, then the fuzzers for FUZZ_SECONDS each,
-# then the kernel matrix on the plain build.
-test: test-deps all $(UNIT_TESTS) $(TOOLS) lint
+# The suite: the three builds side by side (plain, ASan+UBSan under $(BUILD)/asan, the
+# fuzzers' under $(BUILD)/fuzz), then tests/run.sh runs lint, the unit and integration tests
+# of both builds, the container tests, the fuzzers for FUZZ_SECONDS each and the kernel matrix
+# as parallel jobs, and prints a time table. TEST_JOBS sets how many jobs run at once.
+JOBS ?= $(shell nproc)
+test:
+	$(Q)mkdir -p $(BUILD) && echo "deps $$(date +%s.%N)" >$(BUILD)/test-times
+	$(Q)$(MAKE) --no-print-directory test-deps
+	$(Q)echo "$$(tail -n 1 $(BUILD)/test-times) $$(date +%s.%N)" >$(BUILD)/test-times
+	$(Q)t=$$(date +%s.%N) && $(MAKE) --no-print-directory -j$(JOBS) test-builds && \
+		echo "builds $$t $$(date +%s.%N)" >>$(BUILD)/test-times
+	$(Q)LINT=1 TEST_T0=$$(awk 'NR == 1 { print $$2 }' $(BUILD)/test-times) \
+		TEST_TIMES=$(BUILD)/test-times FUZZ_BUILD=$(BUILD)/fuzz/fuzz KERNELS_BUILD=$(BUILD) \
+		tests/run.sh $(BUILD) $(BUILD)/asan
+test-builds: all unit tools test-build-asan test-build-fuzz
+test-build-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit tools
+test-build-fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang FUZZ=1 fuzzers
-	$(Q)FUZZ_BUILD=$(BUILD)/fuzz/fuzz KERNELS_BUILD=$(BUILD) tests/run.sh $(BUILD) $(BUILD)/asan
+
+# The edit-compile-test loop: the plain build, its unit tests and the integration scripts a
+# change touches (tests/run.sh --changed; T="drops rtt" names them).
+check: test-deps
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all unit tools
+	$(Q)tests/run.sh --changed $(BUILD)
 
 # The kernel matrix (tests/kernels/run.sh): Debian's 6.1, 6.12 and 5.10 kernels (x86_64) and 6.1
 # (arm64, cross-built into $(BUILD)/arm64) booted under QEMU, the exporter checked in each as
@@ -159,10 +179,11 @@ lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h $(BUILD)/netstack_exporter
 		--suppress=missingIncludeSystem --suppress=missingInclude $(LINT_SRCS)
 	$(call msg,TIDY,$(words $(LINT_SRCS)) files)
 	@# Findings inside generated skeletons ($(BUILD)/) are libbpf's code, not ours.
-	$(Q)clang-tidy --quiet $(LINT_SRCS) -- -isystem $(BUILD) \
-		$(filter-out -MMD -MP -I$(BUILD),$(CFLAGS)) 2>/dev/null | \
-		awk '/: (warning|error): / { show = $$0 !~ "^$(BUILD)/"; bad += show } \
-			show { print } END { exit bad > 0 }'
+	@# One clang-tidy per core, on a few files each; xargs fails if any of them does.
+	$(Q)printf '%s\n' $(LINT_SRCS) | xargs -P $(JOBS) -n 4 sh -c 'clang-tidy --quiet "$$@" -- \
+		-isystem $(BUILD) $(filter-out -MMD -MP -I$(BUILD),$(CFLAGS)) 2>/dev/null | \
+		awk "/: (warning|error): / { show = \$$0 !~ \"^$(BUILD)/\"; bad += show } \
+			show { print } END { exit bad > 0 }"' tidy
 	$(call msg,LINKS,README.md docs/)
 	$(Q)scripts/check_links.py README.md $(wildcard docs/*.md docs/*/*.md)
 	$(call msg,MODULES,$(BUILD))

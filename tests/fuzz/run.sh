@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Run each libFuzzer harness in DIR for FUZZ_SECONDS (default 30) from its committed seed
+# Run each libFuzzer harness in DIR (or those NAMEd) for FUZZ_SECONDS (default 30) from its committed seed
 # corpus (tests/fuzz/corpus/NAME, read only: new inputs go to a scratch directory). A crash,
 # leak or sanitizer report fails; the input that caused it is kept in DIR for a regression
 # seed. Prints one "ok -" / "not ok -" line per harness.
 set -u
 cd "$(dirname "$0")/../.."
-dir=${1:?usage: tests/fuzz/run.sh BUILD_FUZZ_DIR}
+dir=${1:?usage: tests/fuzz/run.sh BUILD_FUZZ_DIR [NAME...]}
+shift
 seconds=${FUZZ_SECONDS:-30}
 failed=0
-for f in "$dir"/fuzz_*; do
+[ $# -gt 0 ] || set -- "$dir"/fuzz_*
+for f in "$@"; do
+	f=$dir/$(basename "$f")
 	[ -x "$f" ] || continue
 	name=$(basename "$f")
 	scratch=$(mktemp -d)
