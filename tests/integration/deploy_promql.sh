@@ -151,10 +151,7 @@ start_exporter --config "$TMP/exporter.ini" || {
 }
 TARGET=${EXPORTER_URL#http://}
 # The BPF run-time panels need kernel.bpf_stats_enabled=1 while we run.
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null)
-if [ "$stats" = 0 ]; then
-	sysctl -qw kernel.bpf_stats_enabled=1 && on_exit "sysctl -qw kernel.bpf_stats_enabled=0"
-fi
+bpf_stats_on || not_ok "kernel.bpf_stats_enabled = 1"
 
 # ---- history, backfilled -------------------------------------------------------------------------
 now=$(date +%s)

@@ -35,9 +35,7 @@ mask() {
 }
 
 # The bpf_program families exist only while bpf_stats is on: pin it on for the comparison.
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
-on_exit "echo $stats >/proc/sys/kernel/bpf_stats_enabled"
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
+bpf_stats_on || { not_ok "kernel.bpf_stats_enabled = 1"; finish; }
 
 start_exporter || { not_ok "exporter starts"; finish; }
 # Make sure at least one drop series exists: a datagram to a closed port.

@@ -371,9 +371,7 @@ fi
 # Test 6: default labels.
 
 # Per-program statistics exist only while bpf_stats is on: pin it on, restore it at exit.
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
-on_exit "echo $stats >/proc/sys/kernel/bpf_stats_enabled"
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
+bpf_stats_on || not_ok "kernel.bpf_stats_enabled = 1"
 if start_exporter; then
 	bulk 10.99.0.2 1
 	wait "$BULK_PID"
