@@ -13,6 +13,7 @@
 #      exact.
 #   6. promtool check metrics accepts /metrics (default labels, all labels, overflow).
 # Not covered: a collector failing at scrape time (cannot be forced from outside).
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

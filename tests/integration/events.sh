@@ -24,6 +24,7 @@
 #      where /events keeps the last max_events) has stable field names.
 # Events are told apart by network namespace, so other traffic on the host does not disturb
 # the counts (it can fill the ring buffer: that is what the lost count is for).
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

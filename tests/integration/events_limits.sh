@@ -10,6 +10,7 @@
 #      that request /events and never read make the exporter's RSS grow by at most 128 KiB
 #      each (256 under ASan; the response is streamed in pieces of 16 KiB), /healthz still
 #      answers meanwhile; a slow reader gets whole lines in order.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

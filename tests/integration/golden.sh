@@ -4,6 +4,7 @@
 # tests/fixtures/metrics.golden, with values and volatile label values masked. A change to
 # a metric name, type or label other projects rely on (deploy/, dashboards) fails here.
 # Regenerate after an intended change: UPDATE_GOLDEN=1 bash tests/integration/golden.sh
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 

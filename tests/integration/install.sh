@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # make install into a DESTDIR: the files land where docs/layout.md says, the unit points at
 # them, the installed config passes --check-config, and an edited config is not overwritten.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 
 root=$TMP/root

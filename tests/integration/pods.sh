@@ -18,6 +18,8 @@
 #   7. The pod-labels overlay's privileges, rendered by kustomize: the exporter with exactly its
 #      capabilities, as uid 65534, in a PID namespace of its own (no hostPID), names both pods'
 #      namespace, pod, container and process: the kernel walks the processes, not /proc.
+# schedule: serial each
+# why: the node-wide __gone__ remainder takes other scripts' namespaces
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

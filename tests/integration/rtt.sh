@@ -25,6 +25,8 @@
 #      netstack_map_overflow_total{map="tcp_rtt"}.
 #   6. Default labels: family only; the bpf statistics list tcp_rtt_sockops and nothing else.
 #   7. promtool check metrics accepts /metrics (default labels, netns, overflow).
+# schedule: serial each
+# why: its existing_sockets control needs no other sockops program on the cgroup2 root
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

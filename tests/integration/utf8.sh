@@ -25,6 +25,7 @@
 #   3. /events, /events/top and the JSON lines on stdout: every line valid UTF-8 and strict JSON,
 #      the interface names as above (valid UTF-8 raw, not \u00XX per byte).
 #   4. The status page: valid UTF-8, the names shown with U+FFFD and "<" escaped.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
