@@ -294,3 +294,59 @@ wait_for() {
 	done
 	return 1
 }
+
+# Scripts run side by side (tests/run.sh): what they share on the host.
+#
+# bpf_stats_on: kernel.bpf_stats_enabled = 1 until this script exits. The switch is the host's:
+# each script holding it leaves a file named after its PID in $BPF_STATS_HOLDERS; the first
+# in saves the value it found, the last out restores it (a holder that died is pruned).
+BPF_STATS_HOLDERS=/run/netstack-tests/bpf_stats
+bpf_stats_on() {
+	mkdir -p "$BPF_STATS_HOLDERS" || return 1
+	on_exit bpf_stats_hold release
+	bpf_stats_hold hold
+}
+bpf_stats_hold() { # hold|release
+	(
+		flock 9 && cd "$BPF_STATS_HOLDERS" || exit 1
+		for f in [0-9]*; do
+			[ -e "$f" ] && ! kill -0 "$f" 2>/dev/null && rm -f "$f"
+		done
+		if [ "$1" = hold ]; then
+			compgen -G '[0-9]*' >/dev/null || cat /proc/sys/kernel/bpf_stats_enabled >saved
+			: >"$$"
+			echo 1 >/proc/sys/kernel/bpf_stats_enabled
+		else
+			rm -f "$$"
+			compgen -G '[0-9]*' >/dev/null || [ ! -e saved ] ||
+				{ cat saved >/proc/sys/kernel/bpf_stats_enabled && rm -f saved; }
+		fi
+	) 9>>"$BPF_STATS_HOLDERS.lock"
+}
+
+# Exact sums over every namespace (a series cap folds namespaces into __overflow__, so no netns
+# filter keeps out what other scripts drop meanwhile): a second exporter, the netns label on
+# and no cap in reach, sees the same drops. drop_watch_start: start it (WATCH_URL);
+# drop_watch FILE: one scrape of it; foreign_drops BEFORE AFTER SELECTOR INODE...: the drops
+# of netstack_skb_drops_total{SELECTOR,...} between the two scrapes in any namespace but the
+# INODEs (its own overflow included). Scrape it before and after the window judged: a window
+# with foreign drops is measured again.
+drop_watch_start() {
+	local pid=$EXPORTER_PID url=$EXPORTER_URL log=$EXPORTER_LOG
+	printf '%s\n' '[collector.drops]' 'labels = reason,family,protocol,netns' \
+		'max_series = 65536' >"$TMP/drop_watch.ini"
+	start_exporter --config "$TMP/drop_watch.ini" || return 1
+	WATCH_URL=$EXPORTER_URL
+	EXPORTER_PID=$pid EXPORTER_URL=$url EXPORTER_LOG=$log
+}
+drop_watch() { metrics "$WATCH_URL" >"$1"; }
+foreign_drops() {
+	local before=$1 after=$2 sel=$3 re
+	shift 3
+	re="^netstack_skb_drops_total[{]$sel,netns=\"($(
+		IFS='|'
+		echo "$*"
+	))\"[}]\$"
+	echo $(($(fsum "$after" "^netstack_skb_drops_total[{]$sel,") - $(fsum "$before" "^netstack_skb_drops_total[{]$sel,") -
+		$(delta "$before" "$after" "$re")))
+}

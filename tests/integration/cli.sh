@@ -3,6 +3,7 @@
 # Command line and configuration file: every error path exits non-zero with a message naming
 # the flag, or FILE:LINE and the key; flags override the file; startup failures are explicit.
 # Runs without root; only the checks that need the drops collector attached are skipped then.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 [ -x "$EXPORTER" ] || skip_all "$EXPORTER not built"
 

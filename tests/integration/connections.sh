@@ -23,6 +23,7 @@
 #   PassiveOpens(S) = passive established + passive failed; AttemptFails(S) = 0 here
 #   EstabResets     = reset + timeout (every reset and timeout here leaves ESTABLISHED)
 # Then: default labels (a second exporter), max_series = 1 (a third), promtool.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

@@ -11,6 +11,7 @@
 #   - the RTT collector in the pod measures TCP traffic of processes outside the pod's cgroup;
 #     with `cgroup = auto` and a pod-style cgroup2 mount it would not (why the INI sets it);
 #   - drops of traffic in other network namespaces are counted (no hostNetwork needed).
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 for tool in setpriv unshare jq perl; do

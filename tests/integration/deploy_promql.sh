@@ -20,6 +20,7 @@
 # resets at 0.1/s for the 7 hours before the last 11 minutes, and the exporter up since 25
 # hours. So the flood and the refused connections are real spikes, and NETFILTER_DROP a real new
 # reason: the alert expressions must return them, and Prometheus must hold the alerts pending.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 for tool in prometheus promtool jq perl nft; do
@@ -151,10 +152,7 @@ start_exporter --config "$TMP/exporter.ini" || {
 }
 TARGET=${EXPORTER_URL#http://}
 # The BPF run-time panels need kernel.bpf_stats_enabled=1 while we run.
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null)
-if [ "$stats" = 0 ]; then
-	sysctl -qw kernel.bpf_stats_enabled=1 && on_exit "sysctl -qw kernel.bpf_stats_enabled=0"
-fi
+bpf_stats_on || not_ok "kernel.bpf_stats_enabled = 1"
 
 # ---- history, backfilled -------------------------------------------------------------------------
 now=$(date +%s)

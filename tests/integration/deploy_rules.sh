@@ -12,6 +12,8 @@
 #   - the PrometheusRule of the Kubernetes component holds exactly the rules file;
 #   - the Grafana dashboard and provisioning files parse, are well formed, use only defined
 #     template variables; the Grafana alert matches the Prometheus alert it mirrors.
+# schedule: parallel once
+# why: promtool, jq and perl on deploy/ files: no exporter runs
 source "$(dirname "$0")/../lib.sh"
 for tool in promtool jq perl; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool (scripts/deps.sh test)"

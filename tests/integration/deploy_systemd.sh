@@ -10,6 +10,7 @@
 #   - under strace, every system call it makes is in the unit's SystemCallFilter, every socket
 #     family in RestrictAddressFamilies, setns only for network namespaces, and it opens no
 #     file for writing (ProtectSystem=strict, and the DaemonSet's readOnlyRootFilesystem).
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 for tool in systemd-analyze setpriv strace; do

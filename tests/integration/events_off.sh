@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Sampling turned off by a reload frees the ring buffer (up to ring_buffer_bytes of memory),
 # and turned on again makes a new one that carries events.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

@@ -9,6 +9,7 @@
 #      (and logged once); /events still has them.
 #   3. Once read again, stdout carries new events, and whole JSON lines.
 #   4. SIGTERM still stops the exporter at once.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

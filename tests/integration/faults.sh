@@ -6,6 +6,7 @@
 # show as netstack_collector_up 0; --strict turns a failure into exit 1. Every start-up error
 # path (collectors, busy port, broken TLS key, unknown user) must exit with nothing leaked:
 # run under the ASan build (BUILD=build/asan) for LeakSanitizer to check that.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 

@@ -4,6 +4,7 @@
 # tests/fixtures/metrics.golden, with values and volatile label values masked. A change to
 # a metric name, type or label other projects rely on (deploy/, dashboards) fails here.
 # Regenerate after an intended change: UPDATE_GOLDEN=1 bash tests/integration/golden.sh
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 
@@ -35,9 +36,7 @@ mask() {
 }
 
 # The bpf_program families exist only while bpf_stats is on: pin it on for the comparison.
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
-on_exit "echo $stats >/proc/sys/kernel/bpf_stats_enabled"
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
+bpf_stats_on || { not_ok "kernel.bpf_stats_enabled = 1"; finish; }
 
 start_exporter || { not_ok "exporter starts"; finish; }
 # Make sure at least one drop series exists: a datagram to a closed port.

@@ -3,6 +3,7 @@
 # HTTP front end against a running exporter: status codes, headers, both exposition formats,
 # gzip, the landing page, methods, a custom metrics path, the exporter's own metrics and clean
 # shutdown on SIGTERM and SIGINT.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 

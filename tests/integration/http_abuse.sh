@@ -6,6 +6,8 @@
 # paths, hostile Accept/Accept-Encoding, pipelining, abrupt disconnects, slowloris, 10 000 idle
 # connections from one address and from 100 (a newcomer is served all along). At the end the
 # fd count is back to its baseline and RSS growth is bounded.
+# schedule: serial each
+# why: 10 000-connection attacks, connection_timeout judged to -0.5..+1.5 s
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 ABUSE=$BUILD/tests/httpabuse

@@ -5,6 +5,8 @@
 # structural check (and promtool, on a sample), and no counter series goes backwards or
 # disappears between consecutive scrapes of the same scraper. Prints the scrape rate.
 # HTTP_CONCURRENCY_SECONDS shortens the run, except under CI=true where it is at least 60.
+# schedule: serial each
+# why: 64 scrapers and a 90 s unthrottled UDP flood swamp the CPUs and everyone's sampling
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 UDPFLOOD=$BUILD/tests/udpflood

@@ -8,6 +8,8 @@
 # real scraper's scrapes and /healthz stay under a small bound; failures get 429 with
 # Retry-After per address; a bcrypt cost over the maximum is a config error naming file, line
 # and key. Figures (every latency) are printed as comments.
+# schedule: serial each
+# why: connection floods with scrape latency bounds of 0.5 s and 1 s
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 ABUSE=$BUILD/tests/httpabuse

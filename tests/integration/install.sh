@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # make install into a DESTDIR: the files land where docs/layout.md says, the unit points at
 # them, the installed config passes --check-config, and an edited config is not overwritten.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 
 root=$TMP/root
-make -s install DESTDIR="$root" PREFIX=/usr BUILD="$BUILD" >"$TMP/install.log" 2>&1 ||
+# install depends on all: should anything be out of date, it is rebuilt with this build's flags
+# (a plain relink of the ASan binary would change it under the scripts running alongside).
+make -s install DESTDIR="$root" PREFIX=/usr BUILD="$BUILD" ${SANITIZED:+SANITIZE=1} >"$TMP/install.log" 2>&1 ||
 	not_ok "make install" "$(cat "$TMP/install.log")"
 for f in usr/bin/netstack_exporter etc/netstack_exporter.ini \
 	usr/lib/systemd/system/netstack_exporter.service \

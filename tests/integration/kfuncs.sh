@@ -11,6 +11,7 @@
 #   3. Both drops objects carry the same programs and maps (one skeleton opens either).
 # The objects are the build's own (build/*.bpf.o); the kernel matrix (make test-kernels) loads
 # them on kernels without the kfuncs.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

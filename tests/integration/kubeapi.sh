@@ -19,6 +19,8 @@
 #      resolver), the watch's age; promtool accepts them.
 #   5. Peak memory (VmHWM) with 10 000 pods on the node, and with 10 000 in the list of which
 #      100 are the node's, against the exporter's with 2 pods.
+# schedule: serial each
+# why: back-off gaps and a relist 'at once' (< 500 ms) are timed
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # [labels] node / --node: every sample carries node="...", set only when configured, the flag
 # overriding the file; the output stays valid exposition.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 

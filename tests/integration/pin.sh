@@ -5,6 +5,7 @@
 # nftables counter across a kill -9, drops while no exporter runs, and a restart. A changed
 # setting replaces the pins (logged, counts restart); a disabled collector loses its pins;
 # --unpin removes the exporter's pins and the programs detach, other tools' pins stay.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 

@@ -9,6 +9,7 @@
 #      when the first stops, and counts on, once.
 #   3. After a kill -9 the lock is gone with the process: the next one starts at once
 #      (pin_wait_seconds = 0 would refuse a held lock).
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

@@ -5,6 +5,7 @@
 # clock would disturb everything else on it, so the test watches the waits themselves: under
 # strace, the resolver's timed futex waits (refresh_seconds = 1, so several in 5 s) carry no
 # FUTEX_CLOCK_REALTIME.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

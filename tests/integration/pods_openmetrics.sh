@@ -13,6 +13,7 @@
 #      passes the strict OpenMetrics parser, and the Prometheus text of the same moment promtool.
 # On a busy host the kernel can skip a BPF program run (docs/collectors/retrans.md): a round
 # whose counts are not exact runs again, up to three times, and the checks use the last round.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

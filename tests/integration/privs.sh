@@ -4,6 +4,7 @@
 # names, with no_new_privs; it starts and collects as an unprivileged user given only those.
 # Capabilities, the bounding set and no_new_privs are per thread: every thread is read (the
 # HTTP thread, the event consumer, the pod resolver's), at start and after a reload.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 

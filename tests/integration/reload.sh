@@ -4,6 +4,7 @@
 # configuration goes on (counters included); a good one enables and disables collectors
 # without a restart, restarts only the collectors whose section changed, and no scrape taken
 # during a storm of reloads ever sees a half-applied state.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 

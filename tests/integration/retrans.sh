@@ -23,6 +23,7 @@
 # finished (tcpbulk waits for the peer's EOF) before the counters are read. On a busy host the
 # kernel can skip a BPF program run (docs/collectors/retrans.md): a phase that is not exact
 # runs again, up to three times, and its checks are made on the last run.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

@@ -25,6 +25,8 @@
 #      netstack_map_overflow_total{map="tcp_rtt"}.
 #   6. Default labels: family only; the bpf statistics list tcp_rtt_sockops and nothing else.
 #   7. promtool check metrics accepts /metrics (default labels, netns, overflow).
+# schedule: serial each
+# why: its existing_sockets control needs no other sockops program on the cgroup2 root
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
@@ -371,9 +373,7 @@ fi
 # Test 6: default labels.
 
 # Per-program statistics exist only while bpf_stats is on: pin it on, restore it at exit.
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
-on_exit "echo $stats >/proc/sys/kernel/bpf_stats_enabled"
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
+bpf_stats_on || not_ok "kernel.bpf_stats_enabled = 1"
 if start_exporter; then
 	bulk 10.99.0.2 1
 	wait "$BULK_PID"

@@ -10,6 +10,7 @@
 #   6. under a filter that denies bpf() with EPERM while the capabilities are held, the log
 #      names seccomp, securityContext.seccompProfile and the docs, and no capability;
 #   7. rtt pointed at a cgroup path that is not cgroup2: the log says so.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

@@ -4,6 +4,7 @@
 # TLS scrapes, plain HTTP to the TLS port, 401s, the timing of the password check for known
 # and unknown users, certificate rotation and a rejected reload on SIGHUP, mTLS, the minimum
 # TLS version, and a real Prometheus scraping over TLS with basic auth.
+# schedule: parallel each
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 command -v openssl >/dev/null || skip_all "needs openssl"

@@ -25,6 +25,7 @@
 #   3. /events, /events/top and the JSON lines on stdout: every line valid UTF-8 and strict JSON,
 #      the interface names as above (valid UTF-8 raw, not \u00XX per byte).
 #   4. The status page: valid UTF-8, the names shown with U+FFFD and "<" escaped.
+# schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
@@ -251,7 +252,9 @@ curl -sf "$EXPORTER_URL/events" >"$TMP/events"
 n=$(parse jsonl "$TMP/events" 2>"$TMP/events.err")
 check_eq "every /events line is strict JSON in valid UTF-8 $(cat "$TMP/events.err")" \
 	"$(wc -l <"$TMP/events")" "${n:-0}"
-ifcount() { # FILE NAME: the test's drops among the events (JSON lines) on interface NAME
+# ifcount FILE NAME NETNS: the test's drops among the events (JSON lines) on interface NAME of
+# NETNS (another instance of this test may run alongside, with the same names).
+ifcount() {
 	/usr/bin/python3 -c '
 import json, sys
 n = 0
@@ -260,36 +263,39 @@ for line in open(sys.argv[1], encoding="utf-8"):
         continue
     e = json.loads(line)
     if e.get("interface") == sys.argv[2] and e.get("reason") == "NETFILTER_DROP" and \
-            e.get("dport") == int(sys.argv[3]):
+            e.get("dport") == int(sys.argv[3]) and e.get("netns") == int(sys.argv[4]):
         n += 1
-print(n)' "$1" "$2" "$PORT"
+print(n)' "$1" "$2" "$PORT" "$3"
 }
 check_eq "/events: the invalid names as U+FFFD" "$((D91 + D92))" \
-	"$(ifcount "$TMP/events" "$R${R}x")"
-check_eq "/events: the valid multi-byte name raw" "$D93" "$(ifcount "$TMP/events" "$IF_C")"
+	"$(ifcount "$TMP/events" "$R${R}x" "$INO_B")"
+check_eq "/events: the valid multi-byte name raw" "$D93" "$(ifcount "$TMP/events" "$IF_C" "$INO_C")"
 curl -sf "$EXPORTER_URL/events/top" >"$TMP/top"
 check "/events/top is strict JSON in valid UTF-8" parse json "$TMP/top"
 n=$(parse jsonl "$EXPORTER_LOG" 2>"$TMP/log.err")
 ge "stdout: every event line is strict JSON in valid UTF-8 $(cat "$TMP/log.err")" "${n:-0}" \
 	"$((3 * N))"
 check_eq "stdout: the invalid names as U+FFFD" "$((D91 + D92))" \
-	"$(ifcount "$EXPORTER_LOG" "$R${R}x")"
+	"$(ifcount "$EXPORTER_LOG" "$R${R}x" "$INO_B")"
 
 # -- 4. the status page ------------------------------------------------------------------------
 # It lists the latest 20 events of the host, where other traffic is sampled too: a few drops
-# on a name just before each view, until views showed each name.
+# on a name just before each view, until views showed each name, in our namespace (a row a line).
 SHOW_B=" on $R${R}x</td>" SHOW_C=" on $(printf '\xc3\xa9\xe2\x82\xac')&lt;i&gt;</td>"
+shows() { # FILE NETNS TEXT: a row of NETNS's with TEXT
+	T=$3 awk -v ns="<td>$2</td>" 'index($0, ns) && index($0, ENVIRON["T"]) { f = 1 } END { exit !f }' "$1"
+}
 : >"$TMP/status.all"
-for i in $(seq 30); do
+for i in $(seq 120); do # long enough to outlast a flood of a script alongside
 	d=$((i % 2 ? 91 : 93))
 	ip netns exec "$NSA" "$UDPFLOOD" "10.$d.0.2" "$PORT" 3 >/dev/null
 	sleep 0.2 # the consumer polls the ring buffer every 100 ms
 	curl -sf "$EXPORTER_URL/" >"$TMP/status.html"
 	parse utf8 "$TMP/status.html" || cp "$TMP/status.html" "$TMP/status.bad"
 	cat "$TMP/status.html" >>"$TMP/status.all"
-	grep -qF "$SHOW_B" "$TMP/status.all" && grep -qF "$SHOW_C" "$TMP/status.all" && break
+	shows "$TMP/status.all" "$INO_B" "$SHOW_B" && shows "$TMP/status.all" "$INO_C" "$SHOW_C" && break
 done
 check "every view of the status page is valid UTF-8" [ ! -e "$TMP/status.bad" ]
-check "the status page shows the invalid name with U+FFFD" grep -qF "$SHOW_B" "$TMP/status.all"
-check "the status page shows the valid name, '<' escaped" grep -qF "$SHOW_C" "$TMP/status.all"
+check "the status page shows the invalid name with U+FFFD" shows "$TMP/status.all" "$INO_B" "$SHOW_B"
+check "the status page shows the valid name, '<' escaped" shows "$TMP/status.all" "$INO_C" "$SHOW_C"
 finish
