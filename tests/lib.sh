@@ -294,3 +294,11 @@ wait_for() {
 	done
 	return 1
 }
+# wait_grep FILE ERE [SECONDS]: wait up to SECONDS (10) for a line of FILE matching ERE.
+wait_grep() {
+	for _ in $(seq $((${3:-10} * 20))); do
+		grep -Eqs -- "$2" "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
