@@ -302,3 +302,17 @@ wait_grep() {
 	done
 	return 1
 }
+# wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds, for up to SECONDS
+# (a fraction too).
+wait_until() {
+	local n
+	n=$(awk -v s="$1" 'BEGIN { printf "%d", s * 10 }')
+	shift
+	for _ in $(seq "$n"); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+# sum_is REGEX N: the sum of matching samples is N now (for wait_until).
+sum_is() { [ "$(scrape_sum "$1")" -eq "$2" ]; }
