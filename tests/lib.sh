@@ -350,3 +350,26 @@ foreign_drops() {
 	echo $(($(fsum "$after" "^netstack_skb_drops_total[{]$sel,") - $(fsum "$before" "^netstack_skb_drops_total[{]$sel,") -
 		$(delta "$before" "$after" "$re")))
 }
+
+# wait_grep FILE ERE [SECONDS]: wait up to SECONDS (10) for a line of FILE matching ERE.
+wait_grep() {
+	for _ in $(seq $((${3:-10} * 20))); do
+		grep -Eqs -- "$2" "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds, for up to SECONDS
+# (a fraction too).
+wait_until() {
+	local n
+	n=$(awk -v s="$1" 'BEGIN { printf "%d", s * 10 }')
+	shift
+	for _ in $(seq "$n"); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+# sum_is REGEX N: the sum of matching samples is N now (for wait_until).
+sum_is() { [ "$(scrape_sum "$1")" -eq "$2" ]; }

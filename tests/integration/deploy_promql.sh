@@ -219,9 +219,9 @@ check_eq "Prometheus sees the backfilled history" 1 \
 	"$(prom_query "max_over_time(netstack_collector_up{instance=\"$TARGET\"}[1h] offset 1d)" | jq -r '.data.result[0].value[1]')"
 
 # ---- traffic (all between our namespaces) ---------------------------------------------------------
-ip netns exec "$NS_B" "$TCPBULK" sink 10.99.0.2 5201 >/dev/null 2>&1 &
+ip netns exec "$NS_B" "$TCPBULK" sink 10.99.0.2 5201 >"$TMP/sink.out" 2>&1 &
 on_exit "kill $!"
-sleep 0.2
+wait_grep "$TMP/sink.out" '^listening' 5
 ip netns exec "$NS_A" "$UDPFLOOD" 10.99.0.2 9 0 25 >/dev/null 2>&1 &
 on_exit "kill $!"
 ip netns exec "$NS_A" "$TCPBULK" send 10.99.0.2 5201 25 >/dev/null 2>&1 &
@@ -258,13 +258,19 @@ n_rules=$(yaml2json <"$RULES" | jq '[.groups[].rules[]] | length')
 check_eq "Prometheus loaded every rule of $RULES" "$n_rules" "$(grep -c '"key":"rule:' "$TMP/exprs.jsonl")"
 check "no Grafana variable left unsubstituted" bash -c "! grep -q '\\\$[a-z_{]' '$TMP/exprs.jsonl'"
 
+# The keys and expressions as arrays (NUL-separated: an expression spans lines), read once:
+# the loops below would otherwise start a jq per expression and pass.
+mapfile -d '' -t KEYS < <(jq -j '.key + "\u0000"' "$TMP/exprs.jsonl")
+mapfile -d '' -t EXPRS < <(jq -j '.expr + "\u0000"' "$TMP/exprs.jsonl")
+check_eq "every expression read once" "$(wc -l <"$TMP/exprs.jsonl") $(wc -l <"$TMP/exprs.jsonl")" \
+	"${#KEYS[@]} ${#EXPRS[@]}"
+
 # Unclassified expressions and classes without an expression.
 declare -A SEEN=()
-while read -r line; do
-	key=$(jq -r .key <<<"$line")
+for key in "${KEYS[@]}"; do
 	SEEN[$key]=1
 	[ -n "${CLASS[$key]:-}" ] || not_ok "expression '$key' has a class" "add it to CLASS in $0"
-done <"$TMP/exprs.jsonl"
+done
 for key in "${!CLASS[@]}"; do
 	[ -n "${SEEN[$key]:-}" ] || not_ok "class '$key' has an expression" "stale entry in CLASS"
 done
@@ -273,23 +279,22 @@ done
 result_count() {
 	local out
 	out=$(prom_query "$1")
-	if [ "$(jq -r .status <<<"$out" 2>/dev/null)" = success ]; then
-		jq '.data.result | if type == "array" then length else 1 end' <<<"$out"
-	else
-		echo "error: $(jq -r '.error // empty' <<<"$out" 2>/dev/null || echo "$out")"
-	fi
+	# One jq: a success's count, an error's message; not JSON at all: the answer itself.
+	jq -r 'if .status == "success" then .data.result | if type == "array" then length else 1 end
+		else "error: \(.error // "")" end' <<<"$out" 2>/dev/null || echo "error: $out"
 }
 # Evaluate until every expression that must return data does (bounded: 40 s), then judge all.
+# Prometheus scrapes and evaluates every second: a pass a second sees each new evaluation.
 declare -A RESULT=() WANT=()
 deadline=$((SECONDS + 40))
 while :; do
 	pending=0
-	while read -r line; do
-		key=$(jq -r .key <<<"$line")
+	for i in "${!KEYS[@]}"; do
+		key=${KEYS[i]}
 		[ -n "${CLASS[$key]:-}" ] || continue
 		[ "${RESULT[$key]:-0}" != 0 ] && [ "${RESULT[$key]#error}" = "${RESULT[$key]}" ] &&
 			[ -n "${WANT[$key]:-}" ] && continue
-		expr=$(jq -r .expr <<<"$line")
+		expr=${EXPRS[i]}
 		RESULT[$key]=$(result_count "$expr")
 		class=${CLASS[$key]}
 		case $class in
@@ -301,16 +306,16 @@ while :; do
 		*) WANT[$key]=$class ;;
 		esac
 		[ "${WANT[$key]}" = data ] && [ "${RESULT[$key]}" = 0 ] && pending=$((pending + 1))
-	done <"$TMP/exprs.jsonl"
+	done
 	[ "$pending" = 0 ] || [ "$SECONDS" -ge "$deadline" ] && break
-	sleep 2
+	sleep 1
 done
-while read -r line; do
-	key=$(jq -r .key <<<"$line")
+for i in "${!KEYS[@]}"; do
+	key=${KEYS[i]}
 	[ -n "${CLASS[$key]:-}" ] || continue
 	r=${RESULT[$key]} w=${WANT[$key]}
 	if [ "${r#error}" != "$r" ]; then
-		not_ok "$key evaluates" "$(jq -r .expr <<<"$line")" "$r"
+		not_ok "$key evaluates" "${EXPRS[i]}" "$r"
 		continue
 	fi
 	case $w in
@@ -319,7 +324,7 @@ while read -r line; do
 	any) ok "$key evaluates ($r series; data not required: ${CLASS[$key]})" ;;
 	*) not_ok "$key: $w" ;;
 	esac
-done <"$TMP/exprs.jsonl"
+done
 
 # ---- the history-based alerts: on the series we made them for, and held by Prometheus -------------
 spike=$(prom_query "$(jq -r 'select(.key == "rule:NetstackDropReasonSpike") | .expr' "$TMP/exprs.jsonl")")

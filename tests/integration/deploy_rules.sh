@@ -51,12 +51,19 @@ for a in $(jq -r '.groups[].rules[] | .alert // empty' "$TMP/rules.json"); do
 		test "$fires" -gt 0 -a "$quiet" -gt 0
 done
 
-# mutant NAME PERL-SUBSTITUTION WANT: the rules changed by the substitution must fail the unit
-# tests, and the failure must name WANT (the case that catches it).
+# mutant NAME PERL-SUBSTITUTION WANT GROUP: the rules changed by the substitution must fail the
+# unit tests, and the failure must name WANT (the case that catches it). Only the test group
+# GROUP runs (the rest of the file proves nothing about this mutant, and promtool evaluates
+# every group for hours of series): failing it, the mutant fails the whole file too.
 mutant() {
 	local dir=$TMP/mutant.$RANDOM
 	mkdir -p "$dir"
-	cp "$T" "$dir/"
+	# JSON is YAML: the file with only GROUP's tests.
+	jq --arg g "$4" '.tests |= map(select(.name == $g))' "$TMP/tests.json" >"$dir/$(basename "$T")"
+	if [ "$(jq '.tests | length' "$dir/$(basename "$T")")" != 1 ]; then
+		not_ok "mutant '$1': one test group named '$4' in $T"
+		return
+	fi
 	perl -0pe "$2" "$R" >"$dir/netstack.rules.yml"
 	if cmp -s "$R" "$dir/netstack.rules.yml"; then
 		not_ok "mutant '$1': the substitution changed nothing"
@@ -70,27 +77,27 @@ mutant() {
 	fi
 }
 mutant "spike without the absolute floor (quiet node b pages)" \
-	's/(instance_reason:netstack_skb_drops:rate5m) > 1\n/$1 > 0\n/' 'instance="b"'
+	's/(instance_reason:netstack_skb_drops:rate5m) > 1\n/$1 > 0\n/' 'instance="b"' 'drop reason spike'
 mutant "spike without the baseline factor (busy node c pages)" \
 	's/> 5 \* instance_reason:netstack_skb_drops:rate5m_baseline6h/> 0 * instance_reason:netstack_skb_drops:rate5m_baseline6h/' \
-	'instance="c"'
+	'instance="c"' 'drop reason spike'
 mutant "new reason without 'monitored a day ago' (new node b pages)" \
 	's/\n\s*and on \(job, instance, node\)\n\s*max_over_time\(netstack_collector_up\{collector="drops"\}\[1h\] offset 1d\) == 1//' \
-	'instance="b"'
+	'instance="b"' 'new drop reason'
 mutant "reset spike without the absolute floor (quiet node b pages)" \
-	's/(instance_reason:netstack_tcp_resets_sent:rate5m) > 1\n/$1 > 0\n/' 'instance="b"'
+	's/(instance_reason:netstack_tcp_resets_sent:rate5m) > 1\n/$1 > 0\n/' 'instance="b"' 'tcp reset reason spike'
 mutant "reset spike without the baseline factor (busy node c pages)" \
-	's/> 5 \* (instance_reason:netstack_tcp_resets_sent:rate5m_baseline6h)/> 0 * $1/' 'instance="c"'
+	's/> 5 \* (instance_reason:netstack_tcp_resets_sent:rate5m_baseline6h)/> 0 * $1/' 'instance="c"' 'tcp reset reason spike'
 mutant "reset baseline without its 0 for a reason never seen (new reason e is late)" \
-	's/\n\s*or\n\s*0 \* instance_reason:netstack_tcp_resets_sent:rate5m\n/\n/' 'instance="e"'
+	's/\n\s*or\n\s*0 \* instance_reason:netstack_tcp_resets_sent:rate5m\n/\n/' 'instance="e"' 'tcp reset reason spike'
 mutant "reset baseline without 'monitored an hour before' (new node f pages)" \
 	's/\n\s*and on \(job, instance, node\)\n\s*max_over_time\(instance:netstack_tcp_resets_collector:up\[10m\] offset 1h\)//' \
-	'instance="f"'
+	'instance="f"' 'tcp reset reason spike'
 mutant "failure ratio without its minimum of attempts (node b pages)" \
-	's/(instance_direction:netstack_tcp_connection_attempts:rate5m) > 1\n/$1 > 0\n/' 'instance="b"'
+	's/(instance_direction:netstack_tcp_connection_attempts:rate5m) > 1\n/$1 > 0\n/' 'instance="b"' 'tcp connection failure ratio'
 mutant "failure ratio without its 0 where nothing failed (a's passive side missing)" \
 	's/\n\s*or\n\s*0 \* instance_direction:netstack_tcp_connection_attempts:rate5m\n/\n/' \
-	'direction="passive"'
+	'direction="passive"' 'tcp connection failure ratio'
 
 # ---- the PrometheusRule is the rules file -----------------------------------------------------
 yaml2json <"$PR" >"$TMP/pr.json"

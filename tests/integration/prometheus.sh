@@ -132,9 +132,9 @@ check "NO_SOCKET count > 0 and <= datagrams sent ($exp_total <= $sent)" \
 TCPBULK=$BUILD/tests/tcpbulk
 RTT_QUERY='histogram_quantile(0.9, sum by (le) (rate(netstack_tcp_rtt_seconds_bucket[1m])))'
 if [ -x "$TCPBULK" ]; then
-	ip netns exec "$NS_B" "$TCPBULK" sink 10.99.0.2 5001 >/dev/null 2>&1 &
+	ip netns exec "$NS_B" "$TCPBULK" sink 10.99.0.2 5001 >"$TMP/sink.out" 2>&1 &
 	on_exit "kill $!"
-	sleep 0.2
+	wait_grep "$TMP/sink.out" '^listening' 5
 	ip netns exec "$NS_A" "$TCPBULK" send 10.99.0.2 5001 3 >/dev/null 2>&1 &
 	BULK_PID=$!
 	on_exit "kill $BULK_PID"

@@ -34,11 +34,12 @@ PORT=5566
 N=20000
 STEP=15 # STATUS_STEP
 
-# render URL OUT: the DOM after Chromium has loaded and laid out the page.
+# render URL OUT: the DOM after Chromium has loaded and laid out the page (a profile per OUT:
+# two renders may run at once).
 render() {
 	timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$TMP/chromium" --dump-dom "$1" >"$2" 2>"$TMP/chromium.log"
+		--user-data-dir="$TMP/chromium.${2##*/}" --dump-dom "$1" >"$2" 2>"$2.log"
 }
 # snap NAME: the page as served now into $TMP/NAME.raw.html, and as Chromium renders that copy
 # into $TMP/NAME.html
@@ -68,9 +69,9 @@ samples_in() { sed -nE 's|.*<span class="samples">([0-9]+)</span>.*|\1|p' "$1"; 
 samples() { curl -sf "$EXPORTER_URL/" >"$TMP/poll.html" && samples_in "$TMP/poll.html"; }
 # wait_samples MIN: up to 2 steps for the page to count at least MIN samples
 wait_samples() {
-	for _ in $(seq $((STEP * 4 + 8))); do
+	for _ in $(seq $((STEP * 10 + 20))); do
 		[ "$(samples)" -ge "$1" ] 2>/dev/null && return 0
-		sleep 0.5
+		sleep 0.2
 	done
 	return 1
 }
@@ -136,6 +137,9 @@ check "top drop locations list NETFILTER_DROP" bash -c \
 	"sed -n '/class=\"top-drops\"/,/<\\/table>/p' '$TMP/burst.html' | grep -q NETFILTER_DROP"
 
 check "the next sample comes" wait_samples $((before + 1))
+# The page straight from the exporter (checked below), rendered while the copy is.
+render "$EXPORTER_URL/" "$TMP/live.html" &
+LIVE=$!
 snap after
 P=$TMP/after.html
 read -r now sum total first_y last_y _ npoints <<<"$(drop_row "$P")"
@@ -155,7 +159,7 @@ printf '# page: %s bytes served, %s rows in the drops table\n' "$(wc -c <"$TMP/a
 	"$(section "$P" 'Drops by reason' | grep -c '<tr><td>')"
 
 # ---- the page straight from the exporter ----
-render "$EXPORTER_URL/" "$TMP/live.html"
+wait "$LIVE"
 read -r _ _ _ first_y _ min_y _ <<<"$(drop_row "$TMP/live.html")"
 check "Chromium loads it from the exporter: the burst is in the sparkline ($first_y -> $min_y)" \
 	[ "${min_y:-99}" -lt "${first_y:-0}" ]
