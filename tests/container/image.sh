@@ -47,7 +47,7 @@ BASES=$!
 bases_made() {
 	if wait "$BASES"; then
 		ok "base images ($HOST, $OTHER) from mmdebstrap ($(($(cat "$TMP/bases.end") - BASES_T0)) s)"
-		grep '^# made' "$TMP/bases.log"
+		grep -E '^# (made|mmdebstrap)' "$TMP/bases.log"
 	else
 		not_ok "base images from mmdebstrap" "$(tail -n 20 "$TMP/bases.log")"
 		finish

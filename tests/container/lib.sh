@@ -61,7 +61,7 @@ ctr_locked() {
 # unpacked (mmdebstrap's extract variant: no maintainer script runs, so no emulation); it is
 # only ever a runtime stage's base, which runs nothing at build time.
 ctr_base_tar() {
-	local arch=$1 tar=$CTR_DIR/base/$CTR_SUITE-$1.tar variant=minbase t0
+	local arch=$1 tar=$CTR_DIR/base/$CTR_SUITE-$1.tar variant=minbase t0 try
 	local -a opts=(--variant=minbase)
 	[ -s "$tar" ] && { echo "$tar"; return 0; }
 	t0=$(date +%s)
@@ -79,14 +79,21 @@ ctr_base_tar() {
 	echo "# making $tar ($variant)" >&2
 	# Debian's python3 first: mmdebstrap runs mmtarfilter (#!/usr/bin/env python3) once per
 	# package, and a python3 shim earlier in PATH (pyenv) costs most of a second each time.
-	PATH=/usr/bin:$PATH mmdebstrap --quiet --format=tar --arch="$arch" "${opts[@]}" \
-		--dpkgopt='path-exclude=/usr/share/doc/*' \
-		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
-		--dpkgopt='path-exclude=/usr/share/man/*' \
-		--dpkgopt='path-exclude=/usr/share/info/*' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' \
-		--dpkgopt='path-include=/usr/share/locale/locale.alias' \
-		"$CTR_SUITE" "$tar.tmp" "${CTR_MIRRORS[@]}" >&2 || { rm -f "$tar.tmp"; return 1; }
+	# Up to 3 tries: the archive fails a request now and then, and mmdebstrap (apt-get
+	# update --error-on=any) gives up at the first.
+	for try in 1 2 3; do
+		PATH=/usr/bin:$PATH mmdebstrap --quiet --format=tar --arch="$arch" "${opts[@]}" \
+			--dpkgopt='path-exclude=/usr/share/doc/*' \
+			--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+			--dpkgopt='path-exclude=/usr/share/man/*' \
+			--dpkgopt='path-exclude=/usr/share/info/*' \
+			--dpkgopt='path-exclude=/usr/share/locale/*' \
+			--dpkgopt='path-include=/usr/share/locale/locale.alias' \
+			"$CTR_SUITE" "$tar.tmp" "${CTR_MIRRORS[@]}" >&2 && break
+		rm -f "$tar.tmp"
+		[ "$try" -lt 3 ] || return 1
+		echo "# mmdebstrap $arch failed (try $try), again" >&2
+	done
 	mv "$tar.tmp" "$tar"
 	echo "# made $tar in $(($(date +%s) - t0)) s" >&2
 	echo "$tar"
