@@ -42,7 +42,7 @@ BASES_T0=$(date +%s)
 	rc=$?
 	date +%s >"$TMP/bases.end"
 	exit $rc
-} >"$TMP/bases.log" 2>&1 &
+} >>"$TMP/bases.log" 2>&1 &
 BASES=$!
 bases_made() {
 	if wait "$BASES"; then
@@ -57,7 +57,7 @@ for arch in "$HOST" "$OTHER"; do
 	img=localhost/netstack-exporter:test-$arch
 	if [ "$arch" = "$HOST" ]; then
 		# Waits for this machine's base (its lock) only.
-		ctr_bases >/dev/null 2>&1 || bases_made
+		ctr_bases >>"$TMP/bases.log" 2>&1 || bases_made
 	else
 		bases_made
 	fi
