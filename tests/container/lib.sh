@@ -35,13 +35,25 @@ ctr_env() {
 	mkdir -p "$CTR_DIR"
 	export CONTAINERS_CONF=$conf
 	export CONTAINERS_STORAGE_CONF=$CTR_DIR/storage.conf
-	cat >"$CONTAINERS_STORAGE_CONF" <<-CONF
+	# Written aside, then renamed: another test using this storage may be reading it.
+	cat >"$CONTAINERS_STORAGE_CONF.$$" <<-CONF
 		# Written by tests/container/lib.sh.
 		[storage]
 		driver = "overlay"
 		graphroot = "$CTR_DIR/storage"
 		runroot = "/run/netstack_exporter-containers/$(printf %s "$CTR_DIR" | md5sum | cut -c1-12)"
 	CONF
+	mv -f "$CONTAINERS_STORAGE_CONF.$$" "$CONTAINERS_STORAGE_CONF"
+}
+
+# ctr_locked NAME CMD...: CMD holding the lock $CTR_DIR/NAME.lock. image.sh, pod.sh and the
+# kernel matrix's arm64 guest (tests/kernels/run.sh) may run at once on one storage: each
+# base is made once, and one build at a time sets the debian:12 tags (see ctr_image).
+ctr_locked() {
+	local lock=$CTR_DIR/$1.lock
+	shift
+	# fd 9 closed for CMD: nothing it leaves running may hold the lock.
+	(flock 9 && "$@" 9>&-) 9>"$lock"
 }
 
 # ctr_base_tar ARCH: $CTR_DIR/base/$CTR_SUITE-ARCH.tar, made once. A minbase without docs,
@@ -49,9 +61,10 @@ ctr_env() {
 # unpacked (mmdebstrap's extract variant: no maintainer script runs, so no emulation); it is
 # only ever a runtime stage's base, which runs nothing at build time.
 ctr_base_tar() {
-	local arch=$1 tar=$CTR_DIR/base/$CTR_SUITE-$1.tar variant=minbase
+	local arch=$1 tar=$CTR_DIR/base/$CTR_SUITE-$1.tar variant=minbase t0 try
 	local -a opts=(--variant=minbase)
 	[ -s "$tar" ] && { echo "$tar"; return 0; }
+	t0=$(date +%s)
 	mkdir -p "$CTR_DIR/base"
 	if [ "$arch" != "$(dpkg --print-architecture)" ]; then
 		variant=extract
@@ -64,40 +77,65 @@ ctr_base_tar() {
 			--extract-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"')
 	fi
 	echo "# making $tar ($variant)" >&2
-	mmdebstrap --quiet --format=tar --arch="$arch" "${opts[@]}" \
-		--dpkgopt='path-exclude=/usr/share/doc/*' \
-		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
-		--dpkgopt='path-exclude=/usr/share/man/*' \
-		--dpkgopt='path-exclude=/usr/share/info/*' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' \
-		--dpkgopt='path-include=/usr/share/locale/locale.alias' \
-		"$CTR_SUITE" "$tar.tmp" "${CTR_MIRRORS[@]}" >&2 || { rm -f "$tar.tmp"; return 1; }
+	# Debian's python3 first: mmdebstrap runs mmtarfilter (#!/usr/bin/env python3) once per
+	# package, and a python3 shim earlier in PATH (pyenv) costs most of a second each time.
+	# Up to 3 tries: the archive fails a request now and then, and mmdebstrap (apt-get
+	# update --error-on=any) gives up at the first.
+	for try in 1 2 3; do
+		PATH=/usr/bin:$PATH mmdebstrap --quiet --format=tar --arch="$arch" "${opts[@]}" \
+			--dpkgopt='path-exclude=/usr/share/doc/*' \
+			--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+			--dpkgopt='path-exclude=/usr/share/man/*' \
+			--dpkgopt='path-exclude=/usr/share/info/*' \
+			--dpkgopt='path-exclude=/usr/share/locale/*' \
+			--dpkgopt='path-include=/usr/share/locale/locale.alias' \
+			"$CTR_SUITE" "$tar.tmp" "${CTR_MIRRORS[@]}" >&2 && break
+		rm -f "$tar.tmp"
+		[ "$try" -lt 3 ] || return 1
+		echo "# mmdebstrap $arch failed (try $try), again" >&2
+	done
 	mv "$tar.tmp" "$tar"
+	echo "# made $tar in $(($(date +%s) - t0)) s" >&2
 	echo "$tar"
 }
 
-# ctr_bases ARCH...: the base image of this machine's architecture and of each ARCH, imported
-# once as localhost/netstack-base-ARCH.
+# ctr_base ARCH: localhost/netstack-base-ARCH, imported once (hold the lock base-ARCH).
+ctr_base() {
+	local tar
+	podman image exists "localhost/netstack-base-$1" && return 0
+	tar=$(ctr_base_tar "$1") || return 1
+	# --platform linux/arm64 means variant v8: without it podman looks for another image.
+	# shellcheck disable=SC2046 # no word at all for other architectures
+	podman import --quiet --arch "$1" --os linux \
+		$([ "$1" = arm64 ] && echo --variant v8) --change 'CMD ["bash"]' "$tar" \
+		"localhost/netstack-base-$1" >/dev/null
+}
+
+# ctr_bases ARCH...: the base image of this machine's architecture and of each ARCH, made at
+# once (mmdebstrap is mostly waiting for the archive and for the disk), each only once.
 ctr_bases() {
-	local arch tar
-	for arch in "$(dpkg --print-architecture)" "$@"; do
-		podman image exists "localhost/netstack-base-$arch" && continue
-		tar=$(ctr_base_tar "$arch") || return 1
-		# --platform linux/arm64 means variant v8: without it podman looks for another image.
-		# shellcheck disable=SC2046 # no word at all for other architectures
-		podman import --quiet --arch "$arch" --os linux \
-			$([ "$arch" = arm64 ] && echo --variant v8) --change 'CMD ["bash"]' "$tar" \
-			"localhost/netstack-base-$arch" >/dev/null || return 1
+	local arch rc=0
+	local -a pids=()
+	for arch in $(printf '%s\n' "$(dpkg --print-architecture)" "$@" | sort -u); do
+		ctr_locked "base-$arch" ctr_base "$arch" &
+		pids+=($!)
 	done
+	for arch in "${pids[@]}"; do
+		wait "$arch" || rc=1
+	done
+	return $rc
 }
 
 # ctr_image ARCH TAG: make image for linux/ARCH, tagged TAG, with this podman environment.
 # debian:12 (the build stage's) is this machine's base, debian:12-slim (the runtime stage's)
 # ARCH's: podman 4.3 does not pick a platform's image out of a local manifest list, so one
-# storage builds one architecture at a time.
+# storage builds one architecture at a time (the lock build).
 # Tagged under docker.io/library/ too: the name containers-common's short-name alias gives
 # "debian", which podman looks up for another platform than the machine's.
 ctr_image() {
+	ctr_locked build ctr_image_locked "$@"
+}
+ctr_image_locked() {
 	local host
 	host=$(dpkg --print-architecture)
 	podman tag "localhost/netstack-base-$host" debian:12 docker.io/library/debian:12 &&
