@@ -133,19 +133,18 @@ unit: $(UNIT_TESTS)
 tools: $(TOOLS)
 fuzzers: $(FUZZERS)
 
-# The suite: the three builds side by side (plain, ASan+UBSan under $(BUILD)/asan, the
-# fuzzers' under $(BUILD)/fuzz), then tests/run.sh runs lint, the unit and integration tests
-# of both builds, the container tests, the fuzzers for FUZZ_SECONDS each and the kernel matrix
-# as parallel jobs, and prints a time table. TEST_JOBS sets how many jobs run at once.
+# The suite (tests/run.sh): the three builds side by side (plain, ASan+UBSan under
+# $(BUILD)/asan, the fuzzers' under $(BUILD)/fuzz) next to the image's build, then lint, the
+# unit and integration tests of both builds, the pod, the fuzzers for FUZZ_SECONDS each and the
+# kernel matrix, as parallel jobs; it ends with a time table. TEST_JOBS: integration scripts
+# at once.
 JOBS ?= $(shell nproc)
 test:
-	$(Q)mkdir -p $(BUILD) && echo "deps $$(date +%s.%N)" >$(BUILD)/test-times
-	$(Q)$(MAKE) --no-print-directory test-deps
-	$(Q)echo "$$(tail -n 1 $(BUILD)/test-times) $$(date +%s.%N)" >$(BUILD)/test-times
-	$(Q)t=$$(date +%s.%N) && $(MAKE) --no-print-directory -j$(JOBS) test-builds && \
-		echo "builds $$t $$(date +%s.%N)" >>$(BUILD)/test-times
+	$(Q)mkdir -p $(BUILD) && t=$$(date +%s.%N) && $(MAKE) --no-print-directory test-deps && \
+		echo "deps $$t $$(date +%s.%N)" >$(BUILD)/test-times
 	$(Q)LINT=1 TEST_T0=$$(awk 'NR == 1 { print $$2 }' $(BUILD)/test-times) \
 		TEST_TIMES=$(BUILD)/test-times FUZZ_BUILD=$(BUILD)/fuzz/fuzz KERNELS_BUILD=$(BUILD) \
+		BUILD_CMD="$(MAKE) --no-print-directory -j$(JOBS) test-builds" \
 		tests/run.sh $(BUILD) $(BUILD)/asan
 test-builds: all unit tools test-build-asan test-build-fuzz
 test-build-asan:

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The test runner: every unit test binary and integration script once per build directory given
-# (default: $BUILD or build), the container tests (tests/container/*.sh) once, the fuzzers in
-# $FUZZ_BUILD if set, the kernel matrix (tests/kernels/run.sh) on $KERNELS_BUILD if set, and
-# `make lint` if LINT=1. Jobs run side by side (TEST_JOBS at once, default 2 per core): each
-# integration script's "# schedule: parallel|serial each|once" line says whether it may run next
-# to others (serial: alone, before the rest) and whether it runs in every build flavour or only
-# the first (once). A job's output is printed whole when it ends.
+# The test runner. Jobs, run side by side as their inputs allow:
+#   - builds: $BUILD_CMD if set (make test's three builds); everything but the image waits for it;
+#   - unit tests and integration scripts, once per build directory given (default: $BUILD or
+#     build); a script's "# schedule: parallel|serial each|once" line says whether it may run
+#     next to other integration scripts (serial: it runs with no other one; the rest wait) and
+#     whether it runs in every build flavour or only the first (once); at most TEST_JOBS
+#     (default 2 per core) integration scripts at once;
+#   - the container tests (tests/container/*.sh, the image's first) and, when set, the fuzzers
+#     in $FUZZ_BUILD (one after another), the kernel matrix on $KERNELS_BUILD and LINT=1's
+#     `make lint`: these run next to everything from the start, the long ones before the rest.
+# A job's output is printed whole when it ends; one that runs past TEST_TIMEOUT (1800 s) fails.
 #
 # Each job prints TAP-style "ok - name" / "not ok - name" lines. The run ends with a time table
 # (with make's own phases from $TEST_TIMES, lines "PART START END" in epoch seconds) and
@@ -17,6 +21,9 @@
 # in T="a b" or, without T, those whose name matches a file changed against HEAD (or $BASE).
 set -u
 cd "$(dirname "$0")/.."
+# Debian's tools, which scripts/deps.sh installs, before whatever else PATH holds: a pyenv
+# shim in front of python3 costs most of a second per start.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 BUILD=${BUILD:-build}
 CHANGED=
 [ "${1:-}" = --changed ] && CHANGED=1 && shift
@@ -67,11 +74,12 @@ tally() { # name, log, exit status: count its ok/not ok lines
 	fail=$((fail + f))
 }
 
-# The job table. add PART NAME MODE AFTER COMMAND: MODE serial (alone) or parallel; AFTER the
-# name of a job that must end first, or "-". COMMAND is run by bash -c in its own process group.
-names=() parts=() modes=() afters=() cmds=() state=() t_start=() t_end=()
+# The job table. add PART NAME KIND AFTER COMMAND: KIND serial or parallel (integration
+# scripts), or bg; AFTER the name of a job that must end first, or "-". COMMAND is run by
+# bash -c in its own process group.
+names=() parts=() kinds=() afters=() cmds=() state=() t_start=() t_end=()
 add() {
-	names+=("$2") parts+=("$1") modes+=("$3") afters+=("$4") cmds+=("$5")
+	names+=("$2") parts+=("$1") kinds+=("$3") afters+=("$4") cmds+=("$5")
 	state+=(pending) t_start+=(0) t_end+=(0)
 }
 schedule_of() { # script: its "# schedule:" words; a script without one runs alone, everywhere
@@ -81,11 +89,11 @@ schedule_of() { # script: its "# schedule:" words; a script without one runs alo
 }
 
 first=$1
-for b in "$@"; do
-	for t in "$b"/tests/test_*; do
-		[ -x "$t" ] && add "unit ($b)" "unit ($b): $(basename "$t")" parallel - "$t"
-	done
-done
+built=-
+if [ -n "${BUILD_CMD:-}" ]; then
+	add builds builds bg - "$BUILD_CMD"
+	built=builds
+fi
 scripts=(tests/integration/*.sh)
 if [ -n "$CHANGED" ]; then
 	if [ -n "${T:-}" ]; then
@@ -105,38 +113,54 @@ if [ -n "$CHANGED" ]; then
 	done
 	scripts=("${sel[@]}")
 	echo "# make check: integration scripts ${scripts[*]:-(none matched; T=\"name ...\" picks)}"
-fi
-for t in "${scripts[@]}"; do
-	read -r mode flavours <<<"$(schedule_of "$t")"
-	for b in "$@"; do
-		[ "$flavours" = once ] && [ "$b" != "$first" ] && continue
-		add "integration ($b)" "integration ($b): $(basename "$t" .sh)" "$mode" - \
-			"BUILD=$b bash $t"
+else
+	# The long ones first: they are listed first.
+	[ -n "${KERNELS_BUILD:-}" ] && add kernels "kernels ($KERNELS_BUILD)" bg "$built" \
+		"BUILD=$KERNELS_BUILD bash tests/kernels/run.sh"
+	# The image needs the source tree only; the pod also the test tools.
+	add container "container: image" bg - "BUILD=$first bash tests/container/image.sh"
+	add container "container: pod" bg "$built" "BUILD=$first bash tests/container/pod.sh"
+	# One after another: a harness's FUZZ_SECONDS are better spent on a core of its own.
+	prev=$built
+	for f in tests/fuzz/fuzz_*.c; do
+		[ -n "${FUZZ_BUILD:-}" ] || break
+		f=$(basename "$f" .c)
+		add fuzz "fuzz: $f" bg "$prev" "bash tests/fuzz/run.sh $FUZZ_BUILD $f"
+		prev="fuzz: $f"
 	done
-done
-if [ -z "$CHANGED" ]; then
-	prev=-
-	for t in tests/container/*.sh; do
-		[ "$(basename "$t")" = lib.sh ] && continue
-		add container "container: $(basename "$t" .sh)" parallel "$prev" "BUILD=$first bash $t"
-		prev="container: $(basename "$t" .sh)"
-	done
-	for f in "${FUZZ_BUILD:-/nonexistent}"/fuzz_*; do
-		[ -x "$f" ] && add fuzz "fuzz: $(basename "$f")" parallel - \
-			"bash tests/fuzz/run.sh $FUZZ_BUILD $(basename "$f")"
-	done
-	[ -n "${KERNELS_BUILD:-}" ] &&
-		add kernels "kernels ($KERNELS_BUILD)" parallel - \
-			"BUILD=$KERNELS_BUILD bash tests/kernels/run.sh"
-	[ "${LINT:-}" = 1 ] && add lint lint parallel - \
+	[ "${LINT:-}" = 1 ] && add lint lint bg "$built" \
 		"make --no-print-directory -s BUILD=$first lint && echo 'ok - make lint'"
 fi
+for b in "$@"; do
+	for t in tests/unit/test_*.c; do
+		t=$b/tests/$(basename "$t" .c)
+		add "unit ($b)" "unit ($b): ${t##*/}" bg "$built" "$t"
+	done
+done
+# Serial scripts first, then the others longest first: by the last run's durations
+# ($BUILD/test-durations) or, on a fresh clone, by the script's size.
+durations=$first/test-durations
+for t in "${scripts[@]}"; do
+	read -r kind flavours <<<"$(schedule_of "$t")"
+	for b in "$@"; do
+		[ "$flavours" = once ] && [ "$b" != "$first" ] && continue
+		n="integration ($b): $(basename "$t" .sh)"
+		d=$(awk -v n="$n" -F '\t' '$1 == n { print $2 }' "$durations" 2>/dev/null)
+		[ -n "$d" ] || d=$(($(wc -c <"$t") / 1000))
+		[ "$kind" = serial ] && d=$((d + 1000000))
+		printf '%s\t%s\t%s\t%s\n' "$d" "$kind" "$b" "$t"
+	done
+done | sort -rn -k1,1 >"$logs/order"
+while IFS=$'\t' read -r _ kind b t; do
+	add "integration ($b)" "integration ($b): $(basename "$t" .sh)" "$kind" "$built" \
+		"BUILD=$b bash $t"
+done <"$logs/order"
 
 now() { date +%s.%N; }
-idx_of() { local i; for i in "${!names[@]}"; do [ "${names[i]}" = "$1" ] && echo "$i"; done; }
+declare -A index pids
+for i in "${!names[@]}"; do index[${names[i]}]=$i; done
 ready() { # job i may start: its predecessor ended
-	[ "${afters[$1]}" = - ] && return 0
-	[ "${state[$(idx_of "${afters[$1]}")]}" = done ]
+	[ "${afters[$1]}" = - ] || [ "${state[${index[${afters[$1]}]}]}" = done ]
 }
 start() {
 	local i=$1
@@ -153,9 +177,9 @@ finish_one() {
 	local pid rc i
 	wait -n -p pid "${running[@]}"
 	rc=$?
-	[ "$rc" -eq 124 ] && echo "not ok - ${names[${pids[$pid]}]}: still running after" \
-		"${TEST_TIMEOUT:-1800} s (TEST_TIMEOUT), stopped" >>"$logs/${pids[$pid]}"
 	i=${pids[$pid]}
+	[ "$rc" -eq 124 ] && echo "not ok - ${names[i]}: still running after" \
+		"${TEST_TIMEOUT:-1800} s (TEST_TIMEOUT), stopped" >>"$logs/$i"
 	local left=() r
 	for r in "${running[@]}"; do [ "$r" = "$pid" ] || left+=("$r"); done
 	running=("${left[@]}")
@@ -165,38 +189,40 @@ finish_one() {
 	tally "${names[i]}" "$logs/$i" "$rc"
 }
 
-# Serial jobs first, alone; then the rest, the long ones (listed last) started first.
-declare -A pids
-order=()
-for i in "${!names[@]}"; do [ "${modes[i]}" = serial ] && order+=("$i"); done
-for ((i = ${#names[@]} - 1; i >= 0; i--)); do
-	case ${parts[i]} in container | fuzz | kernels | lint) order+=("$i") ;; esac
-done
-# Longest first: by the last run's durations ($BUILD/test-durations) or, on a fresh clone, by
-# the script's size.
-durations=$first/test-durations
-for i in "${!names[@]}"; do
-	case ${parts[i]} in container | fuzz | kernels | lint) continue ;; esac
-	[ "${modes[i]}" = parallel ] || continue
-	d=$(awk -v n="${names[i]}" -F '\t' '$1 == n { print $2 }' "$durations" 2>/dev/null)
-	f=${cmds[i]##* }
-	[ -n "$d" ] || d=$(($([ -f "$f" ] && wc -c <"$f" || echo 0) / 1000))
-	echo "$d $i"
-done | sort -rn -k1,1 >"$logs/order"
-while read -r _ i; do order+=("$i"); done <"$logs/order"
+# Integration scripts: a serial one starts when none runs, and none starts while it runs or
+# waits (they are listed first); the rest up to JOBS at once. Other jobs as soon as ready.
 while :; do
-	waiting=0
-	for i in "${order[@]}"; do
-		[ "${state[i]}" = pending ] || continue
-		waiting=1
-		if [ "${modes[i]}" = serial ]; then
-			[ ${#running[@]} -eq 0 ] && start "$i"
-			break # nothing after a serial job starts before it ends
-		fi
-		[ ${#running[@]} -lt "$JOBS" ] && ready "$i" && start "$i"
+	pending=0 scripts_running=0 serial_running=0
+	for i in "${!names[@]}"; do
+		[ "${state[i]}" = running ] || continue
+		case ${kinds[i]} in
+		serial) scripts_running=$((scripts_running + 1)) serial_running=1 ;;
+		parallel) scripts_running=$((scripts_running + 1)) ;;
+		esac
 	done
-	[ ${#running[@]} -eq 0 ] && [ "$waiting" -eq 0 ] && break
-	[ ${#running[@]} -gt 0 ] && finish_one
+	for i in "${!names[@]}"; do
+		[ "${state[i]}" = pending ] || continue
+		pending=1
+		ready "$i" || continue
+		case ${kinds[i]} in
+		bg) start "$i" ;;
+		serial)
+			[ "$scripts_running" -eq 0 ] && start "$i" && scripts_running=1 serial_running=1
+			serial_running=1 # those after it wait
+			;;
+		parallel)
+			[ "$serial_running" -eq 0 ] && [ "$scripts_running" -lt "$JOBS" ] &&
+				start "$i" && scripts_running=$((scripts_running + 1))
+			;;
+		esac
+	done
+	[ ${#running[@]} -eq 0 ] && [ "$pending" -eq 0 ] && break
+	if [ ${#running[@]} -eq 0 ]; then
+		echo "not ok - the jobs left wait on each other"
+		fail=$((fail + 1))
+		break
+	fi
+	finish_one
 done
 
 for i in "${!names[@]}"; do
