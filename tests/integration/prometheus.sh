@@ -7,7 +7,8 @@
 # network namespaces of our own over a veth pair, and the exporter adds the `interface` label:
 # the series on our veth's receiving end can only come from our flood. A TCP transfer between
 # the same namespaces feeds the RTT histogram for a histogram_quantile query.
-# schedule: parallel each
+# schedule: parallel once
+# why: Prometheus scraping and PromQL; the code it drives is ASan-checked elsewhere
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 command -v prometheus >/dev/null || skip_all "needs prometheus (Debian package prometheus)"

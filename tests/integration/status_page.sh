@@ -18,8 +18,9 @@
 #      locations list NETFILTER_DROP.
 #   4. The page needs nothing from outside (no script, no external asset), the page as served
 #      parses as XML (xmllint) before and after the burst, and no table is bare headers.
-# schedule: serial each
-# why: its sparkline is the host's NETFILTER_DROP rate: drops alongside shape it
+# schedule: serial once
+# why: the page in Chromium (its renderer ASan-checked in test_status, utf8); its sparkline
+# is the host's NETFILTER_DROP rate: drops alongside shape it
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
