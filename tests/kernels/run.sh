@@ -493,6 +493,7 @@ while [ ${#QUEUE[@]} -gt 0 ] || [ "$running" -gt 0 ] || [ "$pending" -gt 0 ]; do
 		if [ "$running" -lt "$JOBS" ] && [ "${PREPARED[${k%+systemd}]}" = 1 ]; then
 			job "boot-$k" boot "$k"
 			running=$((running + 1))
+			echo "# $k: guest started ($running of at most $JOBS running; its lines when it ends)"
 		else
 			rest+=("$k")
 		fi
