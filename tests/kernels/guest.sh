@@ -195,9 +195,8 @@ echo "# setup done at uptime $(uptime_s)"
 
 # ---- one profile ----------------------------------------------------------------------------
 PORT=9437
-start() { # [ARGS...]: the exporter as $PROFILE; sets PID URL LOG
+start() { # [ARGS...]: the exporter as $PROFILE on $PORT; sets PID LOG
 	PORT=$((PORT + 1))
-	URL=http://127.0.0.1:$PORT
 	LOG=/tmp/exporter.$PROFILE.$PORT.log
 	local ini=$WT/conf/netstack_exporter.ini
 	[ "$PROFILE" = pod ] && ini=/tmp/pod.ini
@@ -417,9 +416,9 @@ connections_phase() {
 		ip -n C addr add fd99::1/64 dev vc nodad && ip -n S addr add fd99::2/64 dev vs nodad
 		ip netns exec S "$CONN" server 5205 >/tmp/conn-server.log 2>&1 &
 		CONN_SERVER=$!
-		local l=
+		local line=''
 		for ((n = 0; n < 200; n++)); do
-			{ read -r l </tmp/conn-server.log; } 2>/dev/null && [ "$l" = listening ] && break
+			{ read -r line </tmp/conn-server.log; } 2>/dev/null && [ "$line" = listening ] && break
 			sleep 0.1
 		done
 	fi
@@ -435,15 +434,15 @@ connections_phase() {
 		done <"/proc/${NSPID[$1]}/net/snmp" >"$2"
 	}
 	s_busy() {
-		local sl loc rem st rest
-		while read -r sl loc rem st rest; do
+		local loc st
+		while read -r _ loc _ st _; do
 			[[ $loc == *:1455 ]] && [ "$st" != 0A ] && [ "$st" != 06 ] && return 0 # 5205
 		done <"/proc/${NSPID[S]}/net/tcp6"
 		return 1
 	}
 	# kd NS COUNTER: its increase over the round (read by builtins: no process).
 	kd() {
-		local k v a= b=
+		local k v a='' b=''
 		while read -r k v; do [ "$k" = "$2" ] && a=$v; done <"/tmp/conn.$1.0"
 		while read -r k v; do [ "$k" = "$2" ] && b=$v; done <"/tmp/conn.$1.1"
 		echo $((b - a))
@@ -479,8 +478,9 @@ connections_phase() {
 	for i in "${specs[@]}"; do
 		res+=("^netstack_tcp_connections_total[{]family=\"ipv6\",direction=\"${i%%:*}\",outcome=\"(${i#*:})\"")
 	done
-	mapfile -t n <<<"$(deltas /tmp/c0 /tmp/c1 "${res[@]}")"
-	for i in "${!specs[@]}"; do CD[${specs[$i]}]=${n[$i]:-?}; done
+	local -a d
+	mapfile -t d <<<"$(deltas /tmp/c0 /tmp/c1 "${res[@]}")"
+	for i in "${!specs[@]}"; do CD[${specs[$i]}]=${d[$i]:-?}; done
 	cdelta() { echo "${CD[$1:$2]}"; } # DIRECTION OUTCOME-REGEX
 	for want in "active established 5" "active closed 3" "active reset 2" "active failed 2" \
 		"passive established 5" "passive closed 3" "passive reset 2" "passive failed 0" \

@@ -332,7 +332,7 @@ WORK=$(mktemp -d /tmp/netstack-kernels.XXXXXX)
 # prepare KERNEL-ARCH: the kernel package and the initramfs, once per kernel (the +systemd boot
 # shares its kernel's); $WORK/KERNEL-ARCH/ready when both are there.
 prepare() {
-	local kernel=${1%-*} arch=${1##*-} dir=$WORK/$1 row suite re kdir ver bb extra= t0
+	local kernel=${1%-*} arch=${1##*-} dir=$WORK/$1 row suite re kdir ver bb extra='' t0
 	t0=$(now)
 	row=$(awk -v k="$kernel" -v a="$arch" '$1 == k && $2 == a { print $3, $4 }' <<<"$KERNEL_TABLE")
 	if [ -z "$row" ] || [ -z "$(expect_row "$kernel" "$arch")" ]; then
@@ -364,7 +364,7 @@ prepare() {
 }
 
 boot() { # KERNEL-ARCH[+systemd]: after prepare KERNEL-ARCH
-	local init= name=$1
+	local init='' name=$1
 	[[ $1 == *+systemd ]] && init=systemd && set -- "${1%+systemd}"
 	local kernel=${1%-*} arch=${1##*-} kdir ver prep res console t1 qemu rc
 	local guest=$WT/tests/kernels/guest${init:+-$init}.sh append=
