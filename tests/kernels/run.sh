@@ -15,7 +15,8 @@
 # download (Debian 11's from a private apt configuration: the host's sources stay as they are),
 # unpacked with dpkg-deb -x, and kept in $KERNELS_CACHE (default build/kernels); nothing is
 # installed on the host. KERNEL_GUEST (a script under the checkout) replaces the x86_64 guest's
-# script, to loop one phase; KERNEL_SMP (default 2) sets the guests' CPUs. Prints
+# script, to loop one phase; KERNEL_SMP (default 2) sets the guests' CPUs, KERNELS_JOBS (default
+# 2) how many guests run at once (every kernel is prepared at once first). Prints
 # "ok - <kernel> <arch> <profile>: <check>" lines; exit 77 when it cannot run here (not root, no
 # QEMU); a guest that does not boot shows its console's tail.
 set -u
@@ -324,19 +325,21 @@ expect_row() { # KERNEL ARCH: "drops=up retrans=up rtt=up connections=up resets=
 		<<<"$EXPECT_TABLE"
 }
 
-TIMINGS=()
-boot() { # KERNEL-ARCH[+systemd]
-	local init=
-	[[ $1 == *+systemd ]] && init=systemd && set -- "${1%+systemd}"
-	local kernel=${1%-*} arch=${1##*-} row suite re kdir ver res console t0 t1 qemu rc bb extra=
-	local guest=$WT/tests/kernels/guest${init:+-$init}.sh append=
+# Every boot and preparation runs as a job of its own and prints to $WORK/<name>/out; the main
+# loop prints each job's lines when it ends, so that one guest's lines stay together.
+WORK=$(mktemp -d /tmp/netstack-kernels.XXXXXX)
+
+# prepare KERNEL-ARCH: the kernel package and the initramfs, once per kernel (the +systemd boot
+# shares its kernel's); $WORK/KERNEL-ARCH/ready when both are there.
+prepare() {
+	local kernel=${1%-*} arch=${1##*-} dir=$WORK/$1 row suite re kdir ver bb extra='' t0
+	t0=$(now)
 	row=$(awk -v k="$kernel" -v a="$arch" '$1 == k && $2 == a { print $3, $4 }' <<<"$KERNEL_TABLE")
 	if [ -z "$row" ] || [ -z "$(expect_row "$kernel" "$arch")" ]; then
 		not_ok "$kernel $arch: in the kernel and expectation tables" "unknown kernel '$1'"
 		return
 	fi
 	read -r suite re <<<"$row"
-	t0=$(now)
 	if [ "$arch" = arm64 ]; then
 		command -v qemu-system-aarch64 >/dev/null || {
 			not_ok "$kernel $arch: qemu-system-aarch64 installed" "scripts/deps.sh kernels"
@@ -355,9 +358,19 @@ boot() { # KERNEL-ARCH[+systemd]
 		return
 	fi
 	ver=$(ls "$kdir/lib/modules" | head -n 1)
-	res=$(mktemp -d /tmp/netstack-kernel.XXXXXX)
-	initramfs "$arch" "$kdir" "$ver" "$bb" "$res/initrd.gz" "$extra"
+	initramfs "$arch" "$kdir" "$ver" "$bb" "$dir/initrd.gz" "$extra"
 	[ -n "$extra" ] && rm -rf "$extra"
+	echo "$kdir $ver $(secs "$t0" "$(now)")" >"$dir/ready"
+}
+
+boot() { # KERNEL-ARCH[+systemd]: after prepare KERNEL-ARCH
+	local init='' name=$1
+	[[ $1 == *+systemd ]] && init=systemd && set -- "${1%+systemd}"
+	local kernel=${1%-*} arch=${1##*-} kdir ver prep res console t1 qemu rc
+	local guest=$WT/tests/kernels/guest${init:+-$init}.sh append=
+	[ -e "$WORK/$1/ready" ] || return 0 # prepare said why
+	read -r kdir ver prep <"$WORK/$1/ready"
+	res=$(mktemp -d /tmp/netstack-kernel.XXXXXX)
 	mkdir "$res/out"
 	# What the guest runs: its identity, expectations and the profiles (no secrets: paths).
 	{
@@ -389,7 +402,7 @@ boot() { # KERNEL-ARCH[+systemd]
 	local vmlinuz common
 	vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -n 1)
 	common=(-m 1024 -smp "$SMP" -nographic -no-reboot -nic none -kernel "$vmlinuz"
-		-initrd "$res/initrd.gz"
+		-initrd "$WORK/$1/initrd.gz"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$res/out,mount_tag=results,security_model=none,multidevs=remap"
 		-virtfs "local,path=$WT,mount_tag=worktree,security_model=none,readonly=on,multidevs=remap")
@@ -423,28 +436,82 @@ boot() { # KERNEL-ARCH[+systemd]
 	done
 	local took_boot took_all
 	took_all=$(secs "$t1" "$(now)")
-	if [ -s "$res/out/log" ]; then
-		tr -d '\r' <"$res/out/log" | grep -E '^(ok|not ok) - |^  |^# '
-		PASSED_N=$((PASSED_N + $(grep -c '^ok - ' "$res/out/log")))
-		FAILED_N=$((FAILED_N + $(grep -c '^not ok - ' "$res/out/log")))
-		grep -q '^not ok - ' "$res/out/log" && FAILED=1
-	fi
+	[ -s "$res/out/log" ] && tr -d '\r' <"$res/out/log" | grep -E '^(ok|not ok) - |^  |^# '
 	if ! grep -q '^# guest done' "$res/out/log" 2>/dev/null; then
 		not_ok "$kernel $arch: guest booted and ran every check" \
 			"qemu exit $rc after ${took_all}s (timeout ${BOOT_TIMEOUT}s); console tail:" \
 			"$(tr -d '\r' <"$console" | tail -n 40)"
 	fi
+	# A script stopped by a shell error still powers off, and says "guest done" on its way.
+	if grep -qE ': unbound variable$|: syntax error' "$res/out/log" 2>/dev/null; then
+		not_ok "$kernel $arch${init:+ $init}: the guest's script ran without a shell error" \
+			"$(grep -E ': unbound variable$|: syntax error' "$res/out/log" | head -n 5)"
+	fi
 	took_boot=$(sed -n 's/^# guest started at uptime \([0-9.]*\).*/\1/p' "$res/out/log" 2>/dev/null)
-	TIMINGS+=("$kernel $arch: $(secs "$t0" "$t1") s to prepare, ${took_boot:-?} s to boot, ${took_all} s boot+checks")
+	echo "$kernel $arch${init:++$init}: $prep s to prepare, ${took_boot:-?} s to boot, ${took_all} s boot+checks" \
+		>"$WORK/boot-$name/timing"
 	if [ -n "${KEEP_TMP:-}" ]; then echo "# kept $res"; else rm -rf "$res"; fi
 }
 
+# ---- the schedule ------------------------------------------------------------------------------
+# Every kernel is prepared at once (downloads, unpacking, the arm64 build and image); each boot
+# starts as soon as its kernel is ready and fewer than KERNELS_JOBS guests run. A guest under TCG
+# keeps about one host CPU busy (its script runs one process at a time), so two at once on two
+# CPUs take about the time of one.
+JOBS=${KERNELS_JOBS:-2}
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || JOBS=1
+# Jobs report their end on this pipe (one short line each: atomic); the main loop blocks on it.
+mkfifo "$WORK/events"
+exec 3<>"$WORK/events"
+# job NAME FUNCTION ARG: FUNCTION ARG in the background, its output in $WORK/NAME/out.
+job() {
+	mkdir -p "$WORK/$1"
+	({ "$2" "$3" 3>&-; } >"$WORK/$1/out" 2>&1 </dev/null; echo "$2 $1" >&3) &
+}
+report() { # NAME: a job's lines, counted
+	[ -s "$WORK/$1/out" ] || return 0
+	cat "$WORK/$1/out"
+	PASSED_N=$((PASSED_N + $(grep -c '^ok - ' "$WORK/$1/out")))
+	FAILED_N=$((FAILED_N + $(grep -c '^not ok - ' "$WORK/$1/out")))
+	grep -q '^not ok - ' "$WORK/$1/out" && FAILED=1
+	return 0
+}
+
 T0=$(now)
+declare -A PREPARED=()
+QUEUE=()
 for k in "$@"; do
-	boot "$k"
+	QUEUE+=("$k")
+	[ -n "${PREPARED[${k%+systemd}]+x}" ] && continue
+	PREPARED[${k%+systemd}]=0
+	job "${k%+systemd}" prepare "${k%+systemd}"
 done
-echo "# timing:"
-for t in "${TIMINGS[@]}"; do echo "#   $t"; done
+pending=${#PREPARED[@]} running=0
+while [ ${#QUEUE[@]} -gt 0 ] || [ "$running" -gt 0 ] || [ "$pending" -gt 0 ]; do
+	rest=()
+	for k in "${QUEUE[@]}"; do
+		if [ "$running" -lt "$JOBS" ] && [ "${PREPARED[${k%+systemd}]}" = 1 ]; then
+			job "boot-$k" boot "$k"
+			running=$((running + 1))
+			echo "# $k: guest started ($running of at most $JOBS running; its lines when it ends)"
+		else
+			rest+=("$k")
+		fi
+	done
+	QUEUE=("${rest[@]}")
+	[ ${#QUEUE[@]} -gt 0 ] || [ "$running" -gt 0 ] || [ "$pending" -gt 0 ] || break
+	read -r what name <&3 || break
+	case $what in
+	prepare) PREPARED[$name]=1 pending=$((pending - 1)) ;;
+	boot) running=$((running - 1)) ;;
+	esac
+	report "$name"
+done
+echo "# timing (KERNELS_JOBS=$JOBS guests at once, KERNEL_SMP=$SMP CPUs each):"
+for k in "$@"; do
+	[ -s "$WORK/boot-$k/timing" ] && echo "#   $(cat "$WORK/boot-$k/timing")"
+done
+rm -rf "$WORK"
 echo "# kernel matrix: $PASSED_N passed, $FAILED_N failed"
 echo "# make test-kernels took $(awk -v s="$(secs "$T0" "$(now)")" 'BEGIN { printf "%.1f min", s / 60 }')"
 exit "$FAILED"
