@@ -23,6 +23,7 @@ cleanup() {
 		eval "${CLEANUPS[i]}" >/dev/null 2>&1
 	done
 	[ -e "$TMP/not_ok" ] && rc=1
+	grep -lsx "$$" "$PORTS"/* | xargs -r rm -f
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 	exit "$rc"
 }
@@ -85,9 +86,17 @@ tracepoint_nargs() {
 }
 
 # A free TCP port on loopback.
+# Scripts run side by side: a port is first claimed in $PORTS (a file named after it holding
+# the script's PID, made with O_EXCL; a dead script's claims lapse), so that two scripts never
+# pick the same one between the check and the bind, nor one reach the other's exporter.
+PORTS=/run/netstack-tests/ports
 free_port() {
-	local p
+	local p owner
+	mkdir -p "$PORTS"
 	for p in $(shuf -i 20000-32767 -n 50); do # below ip_local_port_range: no client sockets there
+		owner=$(cat "$PORTS/$p" 2>/dev/null) &&
+			{ kill -0 "$owner" 2>/dev/null || rm -f "$PORTS/$p"; }
+		(set -o noclobber && echo "$$" >"$PORTS/$p") 2>/dev/null || continue
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return
