@@ -57,7 +57,7 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_
 BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
-.PHONY: FORCE all deps test-deps bench-deps run test test-builds test-build-asan test-build-fuzz \
+.PHONY: FORCE all deps test-deps bench-deps run test test-build-asan test-build-fuzz \
 	check test-kernels tsan unit tools fuzzers lint \
 	bench bench-quick image \
 	install uninstall \
@@ -144,9 +144,10 @@ test:
 		echo "deps $$t $$(date +%s.%N)" >$(BUILD)/test-times
 	$(Q)LINT=1 TEST_T0=$$(awk 'NR == 1 { print $$2 }' $(BUILD)/test-times) \
 		TEST_TIMES=$(BUILD)/test-times FUZZ_BUILD=$(BUILD)/fuzz/fuzz KERNELS_BUILD=$(BUILD) \
-		BUILD_CMD="$(MAKE) --no-print-directory -j$(JOBS) test-builds" \
+		BUILD_CMD="$(MAKE) --no-print-directory -j$(JOBS) all unit tools" \
+		BUILD_CMD2="$(MAKE) --no-print-directory -j$(JOBS) test-build-asan" \
+		FUZZ_BUILD_CMD="$(MAKE) --no-print-directory -j$(JOBS) test-build-fuzz" \
 		tests/run.sh $(BUILD) $(BUILD)/asan
-test-builds: all unit tools test-build-asan test-build-fuzz
 test-build-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 all unit tools
 test-build-fuzz:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The test runner. Jobs, run side by side as their inputs allow:
-#   - builds: $BUILD_CMD if set (make test's three builds); everything but the image waits for it;
+#   - builds: $BUILD_CMD if set builds the first build directory, $BUILD_CMD2 the second and
+#     $FUZZ_BUILD_CMD the fuzzers (make test's three builds); a job waits for the one it uses;
 #   - unit tests and integration scripts, once per build directory given (default: $BUILD or
 #     build); a script's "# schedule: parallel|serial each|once" line says whether it may run
 #     next to other integration scripts (serial: it runs with no other one; the rest wait) and
@@ -89,11 +90,14 @@ schedule_of() { # script: its "# schedule:" words; a script without one runs alo
 }
 
 first=$1
-built=-
-if [ -n "${BUILD_CMD:-}" ]; then
-	add builds builds bg - "$BUILD_CMD"
-	built=builds
-fi
+declare -A built # build directory -> the job that builds it, or "-"
+build_job() { # DIR COMMAND
+	built[$1]=-
+	[ -n "$2" ] && add builds "builds ($1)" bg - "$2" && built[$1]="builds ($1)"
+}
+build_job "$first" "${BUILD_CMD:-}"
+[ $# -gt 1 ] && build_job "$2" "${BUILD_CMD2:-}"
+build_job "${FUZZ_BUILD:-fuzz}" "${FUZZ_BUILD_CMD:-}"
 scripts=(tests/integration/*.sh)
 if [ -n "$CHANGED" ]; then
 	if [ -n "${T:-}" ]; then
@@ -115,27 +119,27 @@ if [ -n "$CHANGED" ]; then
 	echo "# make check: integration scripts ${scripts[*]:-(none matched; T=\"name ...\" picks)}"
 else
 	# The long ones first: they are listed first.
-	[ -n "${KERNELS_BUILD:-}" ] && add kernels "kernels ($KERNELS_BUILD)" bg "$built" \
+	[ -n "${KERNELS_BUILD:-}" ] && add kernels "kernels ($KERNELS_BUILD)" bg "${built[$first]}" \
 		"BUILD=$KERNELS_BUILD bash tests/kernels/run.sh"
 	# The image needs the source tree only. The pod also the test tools, and its exporter
 	# attaches to the host as the scripts' do: it is scheduled as one of them.
 	add container "container: image" bg - "BUILD=$first bash tests/container/image.sh"
-	add container "container: pod" parallel "$built" "BUILD=$first bash tests/container/pod.sh"
+	add container "container: pod" parallel "${built[$first]}" "BUILD=$first bash tests/container/pod.sh"
 	# One after another: a harness's FUZZ_SECONDS are better spent on a core of its own.
-	prev=$built
+	prev=${built[${FUZZ_BUILD:-fuzz}]}
 	for f in tests/fuzz/fuzz_*.c; do
 		[ -n "${FUZZ_BUILD:-}" ] || break
 		f=$(basename "$f" .c)
 		add fuzz "fuzz: $f" bg "$prev" "bash tests/fuzz/run.sh $FUZZ_BUILD $f"
 		prev="fuzz: $f"
 	done
-	[ "${LINT:-}" = 1 ] && add lint lint bg "$built" \
+	[ "${LINT:-}" = 1 ] && add lint lint bg "${built[$first]}" \
 		"make --no-print-directory -s BUILD=$first lint && echo 'ok - make lint'"
 fi
 for b in "$@"; do
 	for t in tests/unit/test_*.c; do
 		t=$b/tests/$(basename "$t" .c)
-		add "unit ($b)" "unit ($b): ${t##*/}" bg "$built" "$t"
+		add "unit ($b)" "unit ($b): ${t##*/}" bg "${built[$b]}" "$t"
 	done
 done
 # Serial scripts first, then the others longest first: by the last run's durations
@@ -153,7 +157,7 @@ for t in "${scripts[@]}"; do
 	done
 done | sort -rn -k1,1 >"$logs/order"
 while IFS=$'\t' read -r _ kind b t; do
-	add "integration ($b)" "integration ($b): $(basename "$t" .sh)" "$kind" "$built" \
+	add "integration ($b)" "integration ($b): $(basename "$t" .sh)" "$kind" "${built[$b]}" \
 		"BUILD=$b bash $t"
 done <"$logs/order"
 
@@ -167,8 +171,15 @@ start() {
 	local i=$1
 	state[i]=running t_start[i]=$(now)
 	set -m
+	# The long jobs beside the scripts (the image, guests, fuzzers, lint) take what CPU the
+	# scripts leave: some scripts judge latencies, which a busy CPU stretches.
+	local pre=()
+	case ${parts[i]}:${names[i]} in
+	kernels:*) pre=(nice -n 5) ;; # the longest of all: less
+	fuzz:* | lint:* | "container:container: image") pre=(nice -n 10 ionice -c 2 -n 7) ;;
+	esac
 	# A job that hangs is stopped (and fails) rather than holding up the run: TEST_TIMEOUT.
-	BUILD=$first timeout -k 10 "${TEST_TIMEOUT:-1800}" bash -c "${cmds[i]}" \
+	BUILD=$first "${pre[@]}" timeout -k 10 "${TEST_TIMEOUT:-1800}" bash -c "${cmds[i]}" \
 		>"$logs/$i" 2>&1 </dev/null &
 	set +m
 	pids[$!]=$i
