@@ -124,7 +124,8 @@ else
 	# The image needs the source tree only. The pod also the test tools, and its exporter
 	# attaches to the host as the scripts' do: it is scheduled as one of them.
 	add container "container: image" bg - "BUILD=$first bash tests/container/image.sh"
-	add container "container: pod" parallel "${built[$first]}" "BUILD=$first bash tests/container/pod.sh"
+	add container "container: pod" parallel "${built[$first]}" \
+		"BUILD=$first bash tests/container/pod.sh"
 	# One after another: a harness's FUZZ_SECONDS are better spent on a core of its own.
 	prev=${built[${FUZZ_BUILD:-fuzz}]}
 	for f in tests/fuzz/fuzz_*.c; do
@@ -199,6 +200,16 @@ finish_one() {
 	printf '== %s (%.1f s)\n' "${names[i]}" "$(echo "${t_end[i]} - ${t_start[i]}" | bc)"
 	cat "$logs/$i"
 	tally "${names[i]}" "$logs/$i" "$rc"
+	[ "${parts[i]}" = builds ] && [ "$rc" -ne 0 ] && skip_after "${names[i]}"
+}
+skip_after() { # a failed build: what would use it fails without running
+	local j
+	for j in "${!names[@]}"; do
+		[ "${state[j]}" = pending ] && [ "${afters[j]}" = "$1" ] || continue
+		state[j]=done t_start[j]=$(now) t_end[j]=${t_start[j]}
+		echo "not ok - ${names[j]}: not run, $1 failed"
+		fail=$((fail + 1))
+	done
 }
 
 # Integration scripts: a serial one starts when none runs, and none starts while it runs or
