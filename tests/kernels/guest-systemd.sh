@@ -65,20 +65,8 @@ PID=$(systemctl show -P MainPID "$SVC")
 port=$(sed -n 's/^listen_address = .*:\([0-9]*\)$/\1/p' /usr/local/etc/netstack_exporter.ini)
 URL=http://127.0.0.1:$port
 PORT=$port
-# http_get PATH FILE: as guest.sh's, GET over bash's /dev/tcp (HTTP/1.0, read to the end), the
-# body to FILE, 0 on a 200: under TCG curl takes over a second to start, cat a fifth.
-http_get() {
-	local fd line ok=1
-	{ exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"; } 2>/dev/null || return 1
-	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1:%s\r\n\r\n' "$1" "$PORT" >&"$fd"
-	if read -r -t 20 line <&"$fd"; then
-		[[ $line =~ ^HTTP/1\.[01]\ 200[[:space:]] ]] && ok=0
-		while read -r -t 20 line <&"$fd" && [ -n "${line%$'\r'}" ]; do :; done
-		cat <&"$fd" >"$2"
-	fi
-	exec {fd}>&-
-	return $ok
-}
+# shellcheck source=tests/kernels/http_get.sh
+. "$WT/tests/kernels/http_get.sh"
 # Up to 4 minutes: under TCG start-up (BTF parsed a few times) is slow.
 deadline=$((SECONDS + 240))
 until http_get /healthz /dev/null; do
