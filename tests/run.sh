@@ -76,7 +76,7 @@ tally() { # name, log, exit status: count its ok/not ok lines
 }
 
 # The job table. add PART NAME KIND AFTER COMMAND: KIND serial or parallel (integration
-# scripts), or bg; AFTER the name of a job that must end first, or "-". COMMAND is run by
+# scripts), or bg; AFTER the names of jobs that must end first ("a|b"), or "-". COMMAND is run by
 # bash -c in its own process group.
 names=() parts=() kinds=() afters=() cmds=() state=() t_start=() t_end=()
 add() {
@@ -124,7 +124,7 @@ else
 	# The image needs the source tree only. The pod also the test tools, and its exporter
 	# attaches to the host as the scripts' do: it is scheduled as one of them.
 	add container "container: image" bg - "BUILD=$first bash tests/container/image.sh"
-	add container "container: pod" parallel "${built[$first]}" \
+	add container "container: pod" parallel "${built[$first]}|container: image" \
 		"BUILD=$first bash tests/container/pod.sh"
 	# One after another: a harness's FUZZ_SECONDS are better spent on a core of its own.
 	prev=${built[${FUZZ_BUILD:-fuzz}]}
@@ -165,8 +165,12 @@ done <"$logs/order"
 now() { date +%s.%N; }
 declare -A index pids
 for i in "${!names[@]}"; do index[${names[i]}]=$i; done
-ready() { # job i may start: its predecessor ended
-	[ "${afters[$1]}" = - ] || [ "${state[${index[${afters[$1]}]}]}" = done ]
+ready() { # job i may start: the jobs it comes after ended
+	local deps d
+	IFS='|' read -ra deps <<<"${afters[$1]}"
+	for d in "${deps[@]}"; do
+		[ "$d" = - ] || [ "${state[${index[$d]}]}" = done ] || return 1
+	done
 }
 start() {
 	local i=$1
@@ -205,7 +209,7 @@ finish_one() {
 skip_after() { # a failed build: what would use it fails without running
 	local j
 	for j in "${!names[@]}"; do
-		[ "${state[j]}" = pending ] && [ "${afters[j]}" = "$1" ] || continue
+		[ "${state[j]}" = pending ] && [[ "|${afters[j]}|" == *"|$1|"* ]] || continue
 		state[j]=done t_start[j]=$(now) t_end[j]=${t_start[j]}
 		echo "not ok - ${names[j]}: not run, $1 failed"
 		fail=$((fail + 1))

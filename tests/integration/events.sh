@@ -191,19 +191,26 @@ check "/events/top names $funcs for NETFILTER_DROP with a hint" jqt --arg f "$fu
 # 2: exemplars. The series is the host's (default labels): its exemplar is the latest such drop
 # anywhere, another script's alongside maybe; then a few more of our flow (same source port).
 exemplar="# {saddr=\"fd99::1\",daddr=\"fd99::2\",sport=\"$sport6\",dport=\"$PORT\"} 1.0 [0-9.]*\$"
-for try in $(seq 10); do
+# Each try looks every 0.1 s for 1 s (the consumer reads the ring every 100 ms), then waits a
+# random 0 to 1 s: the ASan instance alongside does the same, and in lockstep each would keep
+# overwriting the other's exemplar.
+om_exemplar() {
 	metrics "$EXPORTER_URL" -H 'Accept: application/openmetrics-text; version=1.0.0' \
 		>"$TMP/om.txt"
 	ex=$(grep '^netstack_skb_drops_total{reason="NETFILTER_DROP",family="ipv6",protocol="udp"}' \
 		"$TMP/om.txt")
-	grep -q "$exemplar" <<<"$ex" && break
+	grep -q "$exemplar" <<<"$ex"
+}
+for try in $(seq 10); do
+	wait_until 1 om_exemplar && break
 	echo "# try $try: the exemplar is another flow's ($ex): 8 more datagrams of ours"
+	sleep "0.$((RANDOM % 10))"
 	ip netns exec "$NS_A" python3 -c 'import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 s.bind(("fd99::1", int(sys.argv[1])))
 for _ in range(8): s.sendto(b"x", ("fd99::2", int(sys.argv[2])))' "$sport6" "$PORT"
-	sleep 0.3 # the consumer reads the ring every 100 ms
 done
+[ "$try" -lt 10 ] || wait_until 1 om_exemplar # after the last 8
 check "OpenMetrics: the IPv6 NETFILTER_DROP series has an exemplar with the flow" grep -q \
 	"$exemplar" <<<"$ex"
 ts=${ex##* }
