@@ -382,3 +382,23 @@ wait_until() {
 }
 # sum_is REGEX N: the sum of matching samples is N now (for wait_until).
 sum_is() { [ "$(scrape_sum "$1")" -eq "$2" ]; }
+
+# notrack PORT...: loopback TCP to and from PORT bypasses conntrack (a table of this script's,
+# removed at exit). A container runtime's NAT rules turn conntrack on for the whole host, and a
+# connection flood fills its table: the kernel then drops SYNs (any script's), and what is
+# measured is the table, not the exporter.
+notrack() {
+	local t=notrack$$ p
+	if ! nft list table inet "$t" >/dev/null 2>&1; then
+		nft add table inet "$t" || return 1
+		on_exit "nft delete table inet $t"
+		nft add chain inet "$t" out '{ type filter hook output priority raw; }'
+		nft add chain inet "$t" pre '{ type filter hook prerouting priority raw; }'
+	fi
+	for p in "$@"; do
+		nft add rule inet "$t" out tcp dport "$p" notrack &&
+			nft add rule inet "$t" out tcp sport "$p" notrack &&
+			nft add rule inet "$t" pre tcp dport "$p" notrack &&
+			nft add rule inet "$t" pre tcp sport "$p" notrack || return 1
+	done
+}

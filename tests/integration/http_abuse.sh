@@ -31,6 +31,7 @@ start_exporter --config "$TMP/abuse.ini" || {
 }
 PID=$EXPORTER_PID
 U=$EXPORTER_URL
+notrack "${U##*:}" || not_ok "the attacks' port bypasses conntrack"
 PORT=${U##*:}
 TEXT_TYPE='text/plain; version=0.0.4; charset=utf-8'
 OM_TYPE='application/openmetrics-text; version=1.0.0; charset=utf-8'

@@ -78,6 +78,7 @@ start_exporter || {
 }
 PID=$EXPORTER_PID
 U=$EXPORTER_URL
+notrack "${U##*:}" || not_ok "the flood's port bypasses conntrack"
 PORT=${U##*:}
 for _ in 1 2 3; do curl -s -o /dev/null "$U/metrics"; done
 curl -s -o /dev/null -H 'Accept-Encoding: gzip' "$U/metrics"
@@ -194,6 +195,7 @@ EOF
 # As start_exporter, but /healthz too needs the password.
 PORT=$(free_port)
 U=http://127.0.0.1:$PORT
+notrack "$PORT" || not_ok "the guessers' port bypasses conntrack"
 spawn_exporter "$TMP/exporter.auth.log" --config "$TMP/auth.ini" --web.listen-address "127.0.0.1:$PORT"
 PID=$EXPORTER_PID
 for _ in $(seq 100); do
