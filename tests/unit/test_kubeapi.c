@@ -111,8 +111,11 @@ static void lines_long(void)
 	for (size_t i = 0; i <= n; i++)
 		CHECK(!kube_lines_feed(&l, big + i, 1, count, &total));
 	CHECK(total == n);
-	/* Quadratic would be ~10^13 byte moves; linear is well under a second. */
-	CHECK(clock() - t < 2 * CLOCKS_PER_SEC);
+	/*
+	 * Quadratic would be ~10^13 byte moves (hours); linear is well under a second here, and a
+	 * few seconds in an emulated arm64 guest whose host is busy (its clock runs on).
+	 */
+	CHECK(clock() - t < 30 * CLOCKS_PER_SEC);
 	kube_lines_reset(&l);
 	CHECK(kube_lines_feed(&l, big, n, count, &total) == 0);
 	CHECK(kube_lines_feed(&l, "y", 1, count, &total) == -1);
