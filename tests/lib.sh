@@ -2,7 +2,7 @@
 # Shared helpers for integration tests (sourced). Each test prints "ok - name" or
 # "not ok - name"; exit 77 means the whole script was skipped.
 set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 BUILD=${BUILD:-build}
 EXPORTER=$BUILD/netstack_exporter
 TMP=$(mktemp -d /tmp/netstack-test.XXXXXX)

@@ -21,7 +21,7 @@
 # --changed: the fast loop (make check): unit tests, then only the integration scripts named
 # in T="a b" or, without T, those whose name matches a file changed against HEAD (or $BASE).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 # Debian's tools, which scripts/deps.sh installs, before whatever else PATH holds: a pyenv
 # shim in front of python3 costs most of a second per start.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
@@ -169,7 +169,7 @@ ready() { # job i may start: the jobs it comes after ended
 	local deps d
 	IFS='|' read -ra deps <<<"${afters[$1]}"
 	for d in "${deps[@]}"; do
-		[ "$d" = - ] || [ "${state[${index[$d]}]}" = done ] || return 1
+		[ "$d" = - ] || [ "${state[${index[$d]}]}" = "done" ] || return 1
 	done
 }
 start() {
@@ -200,7 +200,7 @@ finish_one() {
 	local left=() r
 	for r in "${running[@]}"; do [ "$r" = "$pid" ] || left+=("$r"); done
 	running=("${left[@]}")
-	state[i]=done t_end[i]=$(now)
+	state[i]="done" t_end[i]=$(now)
 	printf '== %s (%.1f s)\n' "${names[i]}" "$(echo "${t_end[i]} - ${t_start[i]}" | bc)"
 	cat "$logs/$i"
 	tally "${names[i]}" "$logs/$i" "$rc"
@@ -210,7 +210,7 @@ skip_after() { # a failed build: what would use it fails without running
 	local j
 	for j in "${!names[@]}"; do
 		[ "${state[j]}" = pending ] && [[ "|${afters[j]}|" == *"|$1|"* ]] || continue
-		state[j]=done t_start[j]=$(now) t_end[j]=${t_start[j]}
+		state[j]="done" t_start[j]=$(now) t_end[j]=${t_start[j]}
 		echo "not ok - ${names[j]}: not run, $1 failed"
 		fail=$((fail + 1))
 	done

@@ -5,7 +5,7 @@
 # leak or sanitizer report fails; the input that caused it is kept in DIR for a regression
 # seed. Prints one "ok -" / "not ok -" line per harness.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 dir=${1:?usage: tests/fuzz/run.sh BUILD_FUZZ_DIR [NAME...]}
 shift
 seconds=${FUZZ_SECONDS:-30}
