@@ -347,6 +347,18 @@ attack "$TMP/idle2.out" -b 127.1.0.1 -B 100 idle 127.0.0.1 "$PORT" 10000 4
 wait_line "$TMP/idle2.out" ready
 n=$(fds)
 code2=$(scrape_from 127.0.0.2)
+# A 1 s bound on one request can be missed by chance on a loaded machine (a SYN that finds the
+# accept queue full waits 1 s): as in http_flood.sh, measured once more while the attack holds.
+if [ "$code2" != 200 ] && ! grep -q done "$TMP/idle2.out"; then
+	echo "# newcomer: $code2 within 1 s: measured once more"
+	first=$code2
+	code2=$(scrape_from 127.0.0.4)
+	# Judged only if the attack still held at its end; else the first one stands.
+	if grep -q done "$TMP/idle2.out"; then
+		echo "# the attack had ended meanwhile: the first measurement stands"
+		code2=$first
+	fi
+fi
 check "idle x10000 from 100 addresses: the exporter holds at most max_connections + 34 ($n fds, baseline $BASE_FDS)" \
 	num_le "$n" $((BASE_FDS + MAX_CONN + 34))
 check_eq "idle x10000 from 100 addresses: a newcomer from another address gets 200 within 1 s" \
