@@ -140,9 +140,9 @@ fuzzers: $(FUZZERS)
 # at once.
 JOBS ?= $(shell nproc)
 test:
-	$(Q)mkdir -p $(BUILD) && t=$$(date +%s.%N) && $(MAKE) --no-print-directory test-deps && \
-		echo "deps $$t $$(date +%s.%N)" >$(BUILD)/test-times
-	$(Q)LINT=1 TEST_T0=$$(awk 'NR == 1 { print $$2 }' $(BUILD)/test-times) \
+	$(Q)t0=$$(date +%s.%N) && $(MAKE) --no-print-directory test-deps && mkdir -p $(BUILD) && \
+		echo "deps $$t0 $$(date +%s.%N)" >$(BUILD)/test-times && \
+		LINT=1 TEST_T0=$$t0 \
 		TEST_TIMES=$(BUILD)/test-times FUZZ_BUILD=$(BUILD)/fuzz/fuzz KERNELS_BUILD=$(BUILD) \
 		BUILD_CMD="$(MAKE) --no-print-directory -j$(JOBS) all unit tools" \
 		BUILD_CMD2="$(MAKE) --no-print-directory -j$(JOBS) test-build-asan" \

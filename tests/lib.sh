@@ -258,13 +258,7 @@ stop_exporter() {
 
 # For the tests that run tests/tools/httpabuse ($ABUSE) and read its phase lines.
 # wait_line FILE WORD: wait up to 20 s for a line starting with WORD.
-wait_line() {
-	for _ in $(seq 400); do
-		grep -q "^$2 " "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
+wait_line() { wait_until 20 grep -qs "^$2 " "$1"; }
 # field FILE PHASE KEY: value of KEY=... on the line of FILE that starts with PHASE.
 field() {
 	awk -v p="$2" -v k="$3" '$1 == p { for (i = 2; i <= NF; i++)
@@ -296,13 +290,7 @@ fake_api() {
 	return 1
 }
 # wait_for REGEX MIN [SECONDS]: until the sum of matching samples reaches MIN (up to 10 s).
-wait_for() {
-	for _ in $(seq $((${3:-10} * 10))); do
-		[ "$(scrape_sum "$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_for() { wait_until "${3:-10}" sum_ge "$1" "$2"; }
 
 # Scripts run side by side (tests/run.sh): what they share on the host.
 #
@@ -361,13 +349,7 @@ foreign_drops() {
 }
 
 # wait_grep FILE ERE [SECONDS]: wait up to SECONDS (10) for a line of FILE matching ERE.
-wait_grep() {
-	for _ in $(seq $((${3:-10} * 20))); do
-		grep -Eqs -- "$2" "$1" && return 0
-		sleep 0.05
-	done
-	return 1
-}
+wait_grep() { wait_until "${3:-10}" grep -Eqs -- "$2" "$1"; }
 # wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds, for up to SECONDS
 # (a fraction too).
 wait_until() {
@@ -380,8 +362,9 @@ wait_until() {
 	done
 	"$@"
 }
-# sum_is REGEX N: the sum of matching samples is N now (for wait_until).
+# sum_is / sum_ge REGEX N: the sum of matching samples is N / at least N now (for wait_until).
 sum_is() { [ "$(scrape_sum "$1")" -eq "$2" ]; }
+sum_ge() { [ "$(scrape_sum "$1")" -ge "$2" ]; }
 
 # notrack PORT...: loopback TCP to and from PORT bypasses conntrack (a table of this script's,
 # removed at exit). A container runtime's NAT rules turn conntrack on for the whole host, and a
