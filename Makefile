@@ -49,7 +49,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 METRICS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard metrics/*.c))
-EXPORTER_SRCS := $(wildcard exporter/*.c exporter/collectors/*.c exporter/analyzers/*.c)
+EXPORTER_SRCS := $(wildcard exporter/*.c exporter/*/*.c exporter/*/*/*.c)
 EXPORTER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(EXPORTER_SRCS))
 LIB_OBJS := $(METRICS_OBJS) $(filter-out $(BUILD)/exporter/main.o,$(EXPORTER_OBJS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -172,7 +172,13 @@ tsan: test-deps
 	$(Q)tests/tsan.sh $(BUILD)/tsan
 
 LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c tests/tools/*.c)
+FORMAT_SRCS := $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.[ch])) $(EXPORTER_SRCS) \
+	$(wildcard exporter/*.h exporter/*/*.h exporter/*/*/*.h metrics/*.[ch] tests/unit/*.[ch] \
+	tests/tools/*.c tests/fuzz/*.c tests/bench/*.bpf.c)
 lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h $(BUILD)/netstack_exporter
+	$(call msg,FORMAT,$(words $(FORMAT_SRCS)) files)
+	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS) || \
+		{ echo "lint: clang-format drift above: make format fixes it"; exit 1; }
 	$(call msg,CPPCHECK,$(words $(LINT_SRCS)) files)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -Iexporter -Imetrics -Ibpf --max-configs=1 \
@@ -184,8 +190,9 @@ lint: $(SKELS) $(BENCH_SKELS) $(BUILD)/version.h $(BUILD)/netstack_exporter
 		-isystem $(BUILD) $(filter-out -MMD -MP -I$(BUILD),$(CFLAGS)) 2>/dev/null | \
 		awk "/: (warning|error): / { show = \$$0 !~ \"^$(BUILD)/\"; bad += show } \
 			show { print } END { exit bad > 0 }"' tidy
-	$(call msg,LINKS,README.md docs/)
-	$(Q)scripts/check_links.py README.md $(wildcard docs/*.md docs/*/*.md)
+	$(call msg,LINKS,README.md docs/ exporter/)
+	$(Q)scripts/check_links.py README.md $(wildcard docs/*.md docs/*/*.md exporter/README.md \
+		exporter/*/README.md)
 	$(call msg,MODULES,$(BUILD))
 	$(Q)python3 scripts/modcycles.py $(BUILD)
 
@@ -241,9 +248,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux.h
 
 format:
-	clang-format -i $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.[ch])) exporter/*.[ch] \
-		exporter/collectors/*.[ch] exporter/analyzers/*.[ch] metrics/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
-		tests/bench/*.bpf.c
+	clang-format -i $(FORMAT_SRCS)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * By-CPU arrays and slot tables, shared by the BPF programs (bpf/maps.bpf.h) and their reader
- * (exporter/bpfmap.c).
+ * (exporter/kernel/bpfmap.c).
  */
 #ifndef NETSTACK_CPU_ARRAY_H
 #define NETSTACK_CPU_ARRAY_H
@@ -15,7 +15,7 @@
 /*
  * A slot table: a collector's counters, numbered by the collector (its own header), in a by-CPU
  * array without optional labels, and with the netns label in a bounded per-CPU hash under this
- * key (bpf/maps.bpf.h slot_add, exporter/bpfmap.h struct slot_table).
+ * key (bpf/maps.bpf.h slot_add, exporter/kernel/bpfmap.h struct slot_table).
  */
 struct slot_key {
 	__u32 netns;

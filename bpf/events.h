@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Sampled events: the record bpf/sample.bpf.h writes into the shared ring buffer and
- * exporter/events.c decodes. Fixed size; type and size lead every record so that a reader can
+ * exporter/sampling/events.c decodes. Fixed size; type and size lead every record so that a reader can
  * reject what it does not know (a newer layout gets a new size).
  */
 #ifndef NETSTACK_EVENTS_H

@@ -17,7 +17,7 @@ static __always_inline void array_add(void *map, __u32 idx, __u64 n)
 /*
  * By-CPU arrays: a plain BPF_MAP_TYPE_ARRAY holding one slice of CPU_STRIDE(slots) u64
  * counters per possible CPU, each CPU adding only to its own (user space sums the slices,
- * exporter/bpfmap.c). Where the stride is a constant, a slice is one element, so that user
+ * exporter/kernel/bpfmap.c). Where the stride is a constant, a slice is one element, so that user
  * space reads the whole array in one copy per CPU rather than one per counter. A per-CPU array would do the same, but its values live in per-CPU chunks
  * the kernel maps page by page in vmalloc space, and each lookup first loads the value's
  * pointer: on a cold path under a hypervisor that is a nested page walk per event (see

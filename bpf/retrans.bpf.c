@@ -70,7 +70,8 @@ static __always_inline bool add(const struct sock *sk, __u64 *slice, __u32 slot,
 				const bool netns)
 {
 	return slot_add(slice, &tcp_retransmits_netns,
-			netns ? sk->__sk_common.skc_net.net->ns.inum : 0, slot, n, RT_STRIDE, netns);
+			netns ? sk->__sk_common.skc_net.net->ns.inum : 0, slot, n, RT_STRIDE,
+			netns);
 }
 
 static __always_inline void record_retransmit(const struct sock *sk, const struct sk_buff *skb,

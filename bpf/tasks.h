@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Types shared by bpf/tasks.bpf.c and exporter/tasks.c. */
+/* Types shared by bpf/tasks.bpf.c and exporter/pods/taskwalk.c. */
 #ifndef NETSTACK_TASKS_H
 #define NETSTACK_TASKS_H
 

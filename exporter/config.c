@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "collector.h"
+#include "collectors/collector.h"
 #include "config.h"
-#include "pods.h"
+#include "pods/pods.h"
 
 #define COLLECTOR_PREFIX "collector."
 

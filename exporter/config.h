@@ -7,11 +7,11 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "collector.h"
-#include "events.h"
-#include "log.h"
-#include "parse.h"
-#include "pods.h"
+#include "collectors/collector.h"
+#include "sampling/events.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "pods/pods.h"
 
 #define MAX_WEB_USERS 16
 /*
@@ -41,13 +41,13 @@ struct config {
 	char tls_min_version[8];	      /* [web] tls_min_version: TLS10 .. TLS13 */
 	struct web_user users[MAX_WEB_USERS]; /* [web] basic_auth_user, repeated */
 	unsigned n_users;
-	bool drop_caps;		  /* [security] drop_capabilities */
-	char user[64];		  /* [security] user: switch to it after start-up */
-	bool seccomp;		  /* [security] seccomp: the exporter's own filter */
-	char node[128];		  /* [labels] node: a node="..." label on every series */
-	char pin_path[200];	  /* [bpf] pin_path: pin maps and links there; empty: don't */
+	bool drop_caps;		   /* [security] drop_capabilities */
+	char user[64];		   /* [security] user: switch to it after start-up */
+	bool seccomp;		   /* [security] seccomp: the exporter's own filter */
+	char node[128];		   /* [labels] node: a node="..." label on every series */
+	char pin_path[200];	   /* [bpf] pin_path: pin maps and links there; empty: don't */
 	unsigned pin_wait_seconds; /* [bpf] pin_wait_seconds: for another exporter's pin_path */
-	enum log_level log_level; /* [log] level */
+	enum log_level log_level;  /* [log] level */
 	struct collector_opts collectors[MAX_COLLECTORS]; /* [collector.NAME], registry order */
 	struct sampling_config sampling;		  /* [sampling] */
 	struct pods_config pods; /* [pods] and the collectors' pod_labels */

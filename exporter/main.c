@@ -14,18 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
+#include "collectors/collector.h"
 #include "config.h"
-#include "events.h"
-#include "http.h"
-#include "kernel.h"
-#include "log.h"
-#include "pods.h"
-#include "pin.h"
-#include "privs.h"
-#include "confine.h"
+#include "sampling/events.h"
+#include "http/http.h"
+#include "kernel/kernel.h"
+#include "base/log.h"
+#include "pods/pods.h"
+#include "kernel/pin.h"
+#include "kernel/privs.h"
+#include "kernel/confine.h"
 #include "scrape.h"
-#include "status.h"
+#include "http/status.h"
 #include "version.h"
 
 static const char usage[] =

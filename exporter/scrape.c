@@ -12,11 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "events.h"
-#include "httpguard.h"
-#include "log.h"
-#include "pods.h"
+#include "collectors/collector.h"
+#include "sampling/events.h"
+#include "http/httpguard.h"
+#include "base/log.h"
+#include "pods/pods.h"
 #include "version.h"
 #include "scrape.h"
 

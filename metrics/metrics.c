@@ -255,11 +255,11 @@ static void escape_with(struct mbuf *out, const char *s, const char *const tab[1
 
 /* Other control characters have no escape in either format: U+FFFD, as label_text() does. */
 #define CTL(c) [c] = UTF8_REPLACEMENT
-#define CTLS                                                                                     \
-	CTL(0x01), CTL(0x02), CTL(0x03), CTL(0x04), CTL(0x05), CTL(0x06), CTL(0x07), CTL(0x08),  \
-		CTL(0x09), CTL(0x0b), CTL(0x0c), CTL(0x0d), CTL(0x0e), CTL(0x0f), CTL(0x10),     \
-		CTL(0x11), CTL(0x12), CTL(0x13), CTL(0x14), CTL(0x15), CTL(0x16), CTL(0x17),     \
-		CTL(0x18), CTL(0x19), CTL(0x1a), CTL(0x1b), CTL(0x1c), CTL(0x1d), CTL(0x1e),     \
+#define CTLS                                                                                       \
+	CTL(0x01), CTL(0x02), CTL(0x03), CTL(0x04), CTL(0x05), CTL(0x06), CTL(0x07), CTL(0x08),    \
+		CTL(0x09), CTL(0x0b), CTL(0x0c), CTL(0x0d), CTL(0x0e), CTL(0x0f), CTL(0x10),       \
+		CTL(0x11), CTL(0x12), CTL(0x13), CTL(0x14), CTL(0x15), CTL(0x16), CTL(0x17),       \
+		CTL(0x18), CTL(0x19), CTL(0x1a), CTL(0x1b), CTL(0x1c), CTL(0x1d), CTL(0x1e),       \
 		CTL(0x1f), CTL(0x7f)
 static const char *const label_escapes[128] = {
 	CTLS,

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Module dependency cycles and file-scope state of the exporter, from the built objects.
+"""Module dependency cycles, folder layering and file-scope state of the exporter, from the
+built objects.
 
 A module (exporter/X.o, metrics/X.o) depends on another when it uses a symbol the other
-defines. Prints each cycle (a strongly connected component of more than one module), and each
-writable file-scope variable (.data or .bss, objdump -t) outside main.c but the process-wide
-ones below, and exits 1; or says there is none. Usage: scripts/modcycles.py [BUILD_DIR]
-[-v: the graph].
+defines. Prints each cycle (a strongly connected component of more than one module); each call
+from one folder of exporter/ into another that the caller's README does not name on its
+"May call:" line (the top-level files, apart from main.c which may call any, are the folder
+"core", with exporter/README.md); and each writable file-scope variable (.data or .bss,
+objdump -t) outside main.c but the process-wide ones below, and exits 1; or says there is none.
+Usage: scripts/modcycles.py [BUILD_DIR] [-v: the graph].
 """
 import subprocess, glob, os, sys
 args = [a for a in sys.argv[1:] if a != '-v']
@@ -55,9 +58,35 @@ if not cyc:
 if '-v' in sys.argv:
     for m in sorted(g):
         print(m, '->', ' '.join(sorted(g[m])))
+def folder(m):
+    """exporter/http/status -> http; exporter/scrape -> core; metrics/metrics -> metrics."""
+    parts = m.split('/')
+    if parts[0] == 'metrics':
+        return 'metrics'
+    return parts[1] if len(parts) > 2 else 'main' if parts[1] == 'main' else 'core'
+src = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'exporter')
+allowed = {}
+for f in set(map(folder, g)) - {'main', 'metrics'}:
+    readme = os.path.join(src, 'README.md' if f == 'core' else f + '/README.md')
+    try:
+        line = next(l for l in open(readme) if l.startswith('May call:'))
+    except (OSError, StopIteration):
+        sys.exit('modcycles: %s has no "May call:" line' % readme)
+    allowed[f] = {w.strip(' .`\n') for w in line[len('May call:'):].split(',')} - {'', 'nothing'}
+layering = []
+for m in sorted(g):
+    for d in sorted(g[m]):
+        fm, fd = folder(m), folder(d)
+        if fm not in ('main', 'metrics', fd) and fd not in allowed[fm]:
+            layering.append('%s -> %s (%s may call: %s)' % (m, d, fm,
+                                                           ', '.join(sorted(allowed[fm]))))
+for x in layering:
+    print('layering:', x)
+if not layering:
+    print('every call between folders is one the caller\'s README allows')
 # Process-wide by nature: the log threshold, libcurl's functions loaded once.
-ALLOWED = {('exporter/log', 'log_threshold'), ('exporter/kubeapi', 'lc'),
-           ('exporter/kubeapi', 'lc_handle')}
+ALLOWED = {('exporter/base/log', 'log_threshold'), ('exporter/pods/kubeapi', 'lc'),
+           ('exporter/pods/kubeapi', 'lc_handle')}
 state = []
 for o in objs:
     m = os.path.relpath(o, b)[:-2]
@@ -76,4 +105,4 @@ for x in state:
     print('file-scope state:', x)
 if not state:
     print('no file-scope state outside main.c')
-sys.exit(1 if cyc or state else 0)
+sys.exit(1 if cyc or state or layering else 0)

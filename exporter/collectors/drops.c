@@ -7,16 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfload.h"
-#include "bpfmap.h"
-#include "collector.h"
+#include "collectors/bpfload.h"
+#include "kernel/bpfmap.h"
+#include "collectors/collector.h"
 #include "drops.h"
-#include "../events.h" /* before the skeleton: struct sample_config */
+#include "sampling/events.h" /* before the skeleton: struct sample_config */
 #include "drops.skel.h"
 #include "drops_nokfunc.skel.h"
-#include "kernel.h"
-#include "log.h"
-#include "parse.h"
+#include "kernel/kernel.h"
+#include "base/log.h"
+#include "base/parse.h"
 
 #define DEFAULT_MAX_SERIES 4096
 
@@ -33,7 +33,7 @@ static const struct label_option optional_labels[] = {
 
 struct drops_opts {
 	struct series_opts series; /* first: registry.c parses labels, max_series */
-	bool direct_read; /* use bpf_rdonly_cast where the kernel has it */
+	bool direct_read;	   /* use bpf_rdonly_cast where the kernel has it */
 };
 _Static_assert(sizeof(struct drops_opts) <= COLLECTOR_OPTS_SIZE, "drops options too large");
 
@@ -236,7 +236,8 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 			     (struct sample_config *)&d->skel->rodata->sample_cfg);
 	if (err)
 		goto cleanup;
-	prog_name(prog, sizeof(prog), d->cfg.series.label_mask, direct, d->skel->rodata->sample_cfg.rate);
+	prog_name(prog, sizeof(prog), d->cfg.series.label_mask, direct,
+		  d->skel->rodata->sample_cfg.rate);
 	p = bpf_object__find_program_by_name(d->skel->obj, prog);
 	bpf_autoload_only(d->skel->obj, &p, 1);
 	d->skel->rodata->label_mask = d->cfg.series.label_mask;
@@ -260,7 +261,8 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 				    array_size, DROP_STRIDE(d->reasons->max));
 	if (!err)
 		err = cpu_array_reader_init(&d->by_slot, bpf_map__fd(d->skel->maps.skb_drop_counts),
-					    d->cfg.series.max_series, CPU_STRIDE(d->cfg.series.max_series));
+					    d->cfg.series.max_series,
+					    CPU_STRIDE(d->cfg.series.max_series));
 	if (!err) {
 		d->slots_next =
 			map_view(bpf_map__fd(d->skel->maps.skb_drop_slots), sizeof(*d->slots_next));

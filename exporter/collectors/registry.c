@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector.h"
+#include "collectors/collector.h"
 #include "config.h"
 
 extern const struct collector_ops drops_collector;
@@ -11,6 +11,7 @@ extern const struct collector_ops retrans_collector;
 extern const struct collector_ops rtt_collector;
 extern const struct collector_ops connections_collector;
 
+/* clang-format off */
 const struct collector_ops *const collectors[] = {
 	&drops_collector,
 	&retrans_collector,
@@ -19,6 +20,7 @@ const struct collector_ops *const collectors[] = {
 	&connections_collector,
 	NULL,
 };
+/* clang-format on */
 _Static_assert(sizeof(collectors) / sizeof(collectors[0]) <= MAX_COLLECTORS + 1,
 	       "raise MAX_COLLECTORS");
 

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfload.h"
-#include "bpfmap.h"
-#include "collector.h"
-#include "kernel.h"
-#include "log.h"
-#include "parse.h"
+#include "collectors/bpfload.h"
+#include "kernel/bpfmap.h"
+#include "collectors/collector.h"
+#include "kernel/kernel.h"
+#include "base/log.h"
+#include "base/parse.h"
 #include "retrans.h"
-#include "../events.h" /* before the skeleton: struct sample_config */
+#include "sampling/events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
 
 #define DEFAULT_MAX_SERIES 4096

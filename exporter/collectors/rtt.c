@@ -17,15 +17,15 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "bpfload.h"
-#include "bpfmap.h"
-#include "collector.h"
-#include "kernel.h"
-#include "log.h"
-#include "parse.h"
+#include "collectors/bpfload.h"
+#include "kernel/bpfmap.h"
+#include "collectors/collector.h"
+#include "kernel/kernel.h"
+#include "base/log.h"
+#include "base/parse.h"
 #include "rtt.h"
-#include "confine.h"
-#include "../events.h" /* before the skeleton: struct sample_config */
+#include "kernel/confine.h"
+#include "sampling/events.h" /* before the skeleton: struct sample_config */
 #include "rtt.skel.h"
 
 #define DEFAULT_MAX_SERIES 1024
@@ -43,8 +43,8 @@ static const struct label_option optional_labels[] = {
 
 struct rtt_opts {
 	struct series_opts series; /* first: registry.c parses labels, max_series */
-	char cgroup[PATH_MAX]; /* CGROUP_AUTO: the cgroup2 root from /proc/self/mountinfo */
-	bool existing_sockets; /* turn the callback on for connections open before start */
+	char cgroup[PATH_MAX];	   /* CGROUP_AUTO: the cgroup2 root from /proc/self/mountinfo */
+	bool existing_sockets;	   /* turn the callback on for connections open before start */
 };
 _Static_assert(sizeof(struct rtt_opts) <= COLLECTOR_OPTS_SIZE, "rtt options too large");
 
@@ -200,8 +200,9 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 		log_error("rtt: cannot open BPF object: %s", strerror(-err));
 		return err;
 	}
-	bpf_program__set_autoload(rt->cfg.series.label_mask ? rt->skel->progs.tcp_rtt_sockops
-						     : rt->skel->progs.tcp_rtt_sockops_labels,
+	bpf_program__set_autoload(rt->cfg.series.label_mask
+					  ? rt->skel->progs.tcp_rtt_sockops
+					  : rt->skel->progs.tcp_rtt_sockops_labels,
 				  false);
 	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_netns, with_iter);
 	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_existing, with_iter);
@@ -507,13 +508,16 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	}
 	/* The kernel's EBADF from the attach would not say that the hierarchy is the wrong one. */
 	if (!fstatfs(cgroup_fd, &fs) && fs.f_type != CGROUP2_SUPER_MAGIC) {
-		log_error("rtt: cgroup %s is not a cgroup2 mount (%s): sockops attach only to cgroup2; "
-			  "mount the cgroup2 hierarchy there or set [collector.rtt] cgroup to its mount "
-			  "(/sys/fs/cgroup/unified on the hybrid layout), see docs/collectors/rtt.md",
-			  cgroup,
-			  fs.f_type == CGROUP_SUPER_MAGIC ? "it is cgroup v1"
-			  : fs.f_type == TMPFS_MAGIC	  ? "a tmpfs: the cgroup v1 layout"
-							  : "another filesystem");
+		const char *what = fs.f_type == CGROUP_SUPER_MAGIC ? "it is cgroup v1"
+				   : fs.f_type == TMPFS_MAGIC	   ? "a tmpfs: the cgroup v1 layout"
+								   : "another filesystem";
+
+		log_error(
+			"rtt: cgroup %s is not a cgroup2 mount (%s): sockops attach only to "
+			"cgroup2; mount the cgroup2 hierarchy there or set [collector.rtt] cgroup "
+			"to its mount (/sys/fs/cgroup/unified on the hybrid layout), see "
+			"docs/collectors/rtt.md",
+			cgroup, what);
 		close(cgroup_fd);
 		return -EINVAL;
 	}
@@ -541,9 +545,9 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		goto cleanup;
 	/* Without optional labels, the program that has no label code (bpf/rtt.bpf.c). */
 	prog = rt->cfg.series.label_mask ? rt->skel->progs.tcp_rtt_sockops_labels
-				  : rt->skel->progs.tcp_rtt_sockops;
+					 : rt->skel->progs.tcp_rtt_sockops;
 	link = rt->cfg.series.label_mask ? &rt->skel->links.tcp_rtt_sockops_labels
-				  : &rt->skel->links.tcp_rtt_sockops;
+					 : &rt->skel->links.tcp_rtt_sockops;
 	*link = bpf_program__attach_cgroup(prog, cgroup_fd);
 	if (!*link) {
 		err = -errno;
@@ -574,7 +578,8 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	}
 	for (int i = 0; i < RTT_NR_BOUNDS; i++)
 		rt->bounds[i] = (double)(1ull << (RTT_MIN_SHIFT + i)) / 1e6;
-	log_info("rtt: attached sockops to cgroup %s (max_series=%u)", cgroup, rt->cfg.series.max_series);
+	log_info("rtt: attached sockops to cgroup %s (max_series=%u)", cgroup,
+		 rt->cfg.series.max_series);
 	if (!callback_has_args())
 		log_warn("rtt: before Linux 6.10 the RTT callback carries no values: srtt is read "
 			 "as it was before the update, and rtt_kind=\"sample\" stays empty");

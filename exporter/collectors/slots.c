@@ -2,9 +2,9 @@
 /* Rendering a slot table's families, shared by the collectors that count into one. */
 #include <string.h>
 
-#include "bpfmap.h"
-#include "collector.h"
-#include "log.h"
+#include "kernel/bpfmap.h"
+#include "collectors/collector.h"
+#include "base/log.h"
 
 int slot_collect(const struct slot_collector *c, unsigned n_families, struct slot_table *t,
 		 const uint32_t *always, size_t n_always, void *state, struct expo *e)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pods.h"
+#include "pods/pods.h"
 
 static void valid(const struct kube_ids *ids)
 {

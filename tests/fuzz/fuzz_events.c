@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../exporter/events.h"
+#include "sampling/events.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {

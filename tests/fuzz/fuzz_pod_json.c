@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kubeapi.h"
+#include "pods/kubeapi.h"
 
 struct run {
 	size_t n;

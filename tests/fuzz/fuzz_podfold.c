@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../exporter/podfold.h"
-#include "../../exporter/pods.h"
+#include "pods/podfold.h"
+#include "pods/pods.h"
 
 #define NSTR 8
 
-static const char *const names[] = { "reason",	"netns", "interface", "namespace",
-				     "pod",	"container", "process", "saddr" };
+static const char *const names[] = { "reason", "netns",	    "interface", "namespace",
+				     "pod",    "container", "process",	 "saddr" };
 
 static bool known_name(const char *s, size_t n)
 {
@@ -172,8 +172,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	podsnap_publish(&slot, snap);
 	fold = podfold_new(&slot);
 	podfold_max_series(fold, 1 + size % 4);
-	filter = podfold_filter_new(fold, POD_LABEL_NAMESPACE | POD_LABEL_POD | POD_LABEL_CONTAINER |
-						  POD_LABEL_PROCESS | (size % 2 ? POD_LABEL_NETNS : 0));
+	filter = podfold_filter_new(fold, POD_LABEL_NAMESPACE | POD_LABEL_POD |
+						  POD_LABEL_CONTAINER | POD_LABEL_PROCESS |
+						  (size % 2 ? POD_LABEL_NETNS : 0));
 	if (!fold || !filter)
 		abort();
 	/* Counters only grow: the second scrape reports more, in the other format. */

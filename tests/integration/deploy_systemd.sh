@@ -145,9 +145,9 @@ while read -r line; do
 	mv "$TMP/a.txt" "$TMP/allowed.txt"
 done < <(sed -n 's/^SystemCallFilter=//p' "$UNIT" "$UNIT.d/syscall-filter.conf")
 check "SystemCallFilter allows something ($(wc -l <"$TMP/allowed.txt") calls)" test -s "$TMP/allowed.txt"
-# The exporter's own allow-list (exporter/confine.c, without the sanitizer builds' part) is
+# The exporter's own allow-list (exporter/kernel/confine.c, without the sanitizer builds' part) is
 # narrower: nothing on it that the unit denies.
-sed -n '/allowed\[\] = {/,/^#if defined(__SANITIZE/p' exporter/confine.c | grep -o '"[a-z0-9_]*"' |
+sed -n '/allowed\[\] = {/,/^#if defined(__SANITIZE/p' exporter/kernel/confine.c | grep -o '"[a-z0-9_]*"' |
 	tr -d '"' | sort -u >"$TMP/own.txt"
 check_eq "every call on the exporter's own list ($(wc -l <"$TMP/own.txt")) is allowed by SystemCallFilter" "" \
 	"$(comm -23 "$TMP/own.txt" "$TMP/allowed.txt" | paste -sd' ')"

@@ -44,8 +44,9 @@ int main(int argc, char **argv)
 		if (!strcmp(hook, floors[i].hook))
 			bytes = floors[i].elf_bytes(&sz);
 	if (argc > 2 || !bytes) {
-		fprintf(stderr, "usage: bench_floor "
-				"[kfree_skb|tcp_retransmit_skb|inet_sock_set_state|tcp_send_reset]\n");
+		fprintf(stderr,
+			"usage: bench_floor "
+			"[kfree_skb|tcp_retransmit_skb|inet_sock_set_state|tcp_send_reset]\n");
 		return 2;
 	}
 	/* Block the stop signals first so one arriving during load is not lost. */

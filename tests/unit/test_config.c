@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Unit tests for exporter/config.c: defaults, every key, every error and its line number. */
 #include "check.h"
-#include "collector.h"
+#include "collectors/collector.h"
 #include "config.h"
-#include "pods.h"
+#include "pods/pods.h"
 
 #include <limits.h>
 #include <stdbool.h>

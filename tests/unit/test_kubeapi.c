@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests for exporter/kubeapi.c: back-off, the watch-line splitter, event and list decoders. */
+/* Unit tests for exporter/pods/kubeapi.c: back-off, the watch-line splitter, event and list decoders. */
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "kubeapi.h"
+#include "pods/kubeapi.h"
 
 #define UID1 "0a1b2c3d-4e5f-6789-abcd-ef0123456789"
 #define UID2 "1a1b2c3d-4e5f-6789-abcd-ef0123456789"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests for exporter/kubepods.c: cgroup paths of every driver and runtime we name. */
+/* Unit tests for exporter/pods/kubepods.c: cgroup paths of every driver and runtime we name. */
 #include "check.h"
-#include "pods.h"
+#include "pods/pods.h"
 
 #define UID "0a1b2c3d-4e5f-6789-abcd-ef0123456789"
 #define UID_ "0a1b2c3d_4e5f_6789_abcd_ef0123456789"

@@ -817,7 +817,9 @@ static void test_hostile_value_rendered(void)
 /* A label name no format allows leaves its sample out (counted), never ends a label set. */
 static void test_bad_label_name(void)
 {
-	static const char *const bad[] = { "", "0a", "a b", "a}", "a\nb", "a\"", "a=b", "\xc3\xa9" };
+	static const char *const bad[] = {
+		"", "0a", "a b", "a}", "a\nb", "a\"", "a=b", "\xc3\xa9"
+	};
 	struct mbuf b = { 0 };
 	struct expo e;
 
@@ -843,23 +845,24 @@ static void test_bad_label_name(void)
 	mbuf_free(&b);
 }
 
-struct catch {
+struct capture {
 	struct expo_filter f;
 	int samples;
 	const struct exemplar *ex;
 };
 
-static bool catch_capture(struct expo_filter *f, const char *family, enum metric_type type)
+static bool capture_capture(struct expo_filter *f, const char *family, enum metric_type type)
 {
 	(void)f;
 	(void)type;
 	return !strcmp(family, "d_total");
 }
 
-static void catch_sample(struct expo_filter *f, const struct labels *l, const double *bounds,
-			 const uint64_t *counts, int nbounds, double sum, const struct exemplar *ex)
+static void capture_sample(struct expo_filter *f, const struct labels *l, const double *bounds,
+			   const uint64_t *counts, int nbounds, double sum,
+			   const struct exemplar *ex)
 {
-	struct catch *c = (struct catch *)f;
+	struct capture *c = (struct capture *)f;
 
 	(void)l;
 	(void)bounds;
@@ -872,7 +875,7 @@ static void catch_sample(struct expo_filter *f, const struct labels *l, const do
 		CHECK(ex->l->n == 1 && ex->value == 1 && ex->time == 1700000000.5);
 }
 
-static void catch_flush(struct expo_filter *f, struct expo *e, bool keep)
+static void capture_flush(struct expo_filter *f, struct expo *e, bool keep)
 {
 	(void)f;
 	(void)e;
@@ -882,7 +885,7 @@ static void catch_flush(struct expo_filter *f, struct expo *e, bool keep)
 /* A family a filter captures gets its samples with exemplars too, none written past it. */
 static void test_exemplar_captured(void)
 {
-	struct catch c = { { catch_capture, catch_sample, catch_flush }, 0, NULL };
+	struct capture c = { { capture_capture, capture_sample, capture_flush }, 0, NULL };
 	struct labels ex = { 1, { "saddr" }, { "fd99::1" } };
 	struct mbuf b = { 0 };
 	struct expo e;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for exporter/kernel.c: drop reason names from the running kernel's BTF and from
+ * Unit tests for exporter/kernel/kernel.c: drop reason names from the running kernel's BTF and from
  * tracefs format files (this kernel's and Linux 6.1's numbering), and kallsyms lookups.
  */
 #define _GNU_SOURCE /* unshare */
 #include "check.h"
-#include "kernel.h"
+#include "kernel/kernel.h"
 
 #include <bpf/btf.h>
 #include <errno.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the exporter's own seccomp filter (exporter/confine.c), each in a forked child
+ * Unit tests for the exporter's own seccomp filter (exporter/kernel/confine.c), each in a forked child
  * that installs it: calls on the list work, calls off it fail with EPERM (each succeeds
  * unconfined), a thread started before the filter is confined too, another ABI kills the
  * process, and the hint for a denied bpf() names seccomp and the docs.
  */
 #define _GNU_SOURCE
 #include "check.h"
-#include "confine.h"
+#include "kernel/confine.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for TCP state names (exporter/kernel.c): the running kernel's BTF against the
+ * Unit tests for TCP state names (exporter/kernel/kernel.c): the running kernel's BTF against the
  * UAPI's BPF_TCP_* mirror of the states, and hand-made BTF with other numbering, lookalike enums
  * and no states at all. The TCP reset reasons (enum sk_rst_reason) from the running kernel and
  * from hand-made BTF. Also the retrans and resets collectors' configuration keys.
  */
 #include "check.h"
-#include "collector.h"
-#include "kernel.h"
+#include "collectors/collector.h"
+#include "kernel/kernel.h"
 
 #include <bpf/btf.h>
 #include <errno.h>
@@ -263,7 +263,8 @@ static void test_resets_config_keys(void)
 		return;
 	collector_defaults(c, &o);
 	CHECK(collector_set(c, opts, "labels", "family,reason,state", err, sizeof(err)) == 0);
-	CHECK(collector_set(c, opts, "labels", "state reason\tfamily, netns,", err, sizeof(err)) == 0);
+	CHECK(collector_set(c, opts, "labels", "state reason\tfamily, netns,", err, sizeof(err)) ==
+	      0);
 	CHECK(collector_set(c, opts, "labels", "family,reason,state,kind", err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown label 'kind' (known: family, reason, state, netns)");
 	CHECK(collector_set(c, opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
@@ -289,9 +290,11 @@ static void test_retrans_config_keys(void)
 		return;
 	collector_defaults(c, &o);
 	CHECK(collector_set(c, opts, "labels", "family,kind,state", err, sizeof(err)) == 0);
-	CHECK(collector_set(c, opts, "labels", "state kind\tfamily, netns,", err, sizeof(err)) == 0);
+	CHECK(collector_set(c, opts, "labels", "state kind\tfamily, netns,", err, sizeof(err)) ==
+	      0);
 	err[0] = '\0';
-	CHECK(collector_set(c, opts, "labels", "family,kind,state,interface", err, sizeof(err)) == -1);
+	CHECK(collector_set(c, opts, "labels", "family,kind,state,interface", err, sizeof(err)) ==
+	      -1);
 	CHECK_STR(err, "unknown label 'interface' (known: family, kind, state, netns)");
 	CHECK(collector_set(c, opts, "labels", "family,state,netns", err, sizeof(err)) == -1);
 	CHECK_STR(err, "labels must include family, kind and state");

@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Render-time folding of the netns label into pod labels, under a per-family series cap.
+ *
+ * Each sample a collector renders (an "input", keyed by its full label set) is assigned to an
+ * output series. Counters must never go backwards, yet inputs move between outputs: a netns is
+ * resolved late, a pod expires, the cap folds a new label set into the overflow series. So each
+ * input remembers the value it had when it joined its output (base), an output keeps what
+ * departed inputs left in it (carry), and renders carry + sum(value - base) of its inputs. An
+ * expired pod's series hands its carry and its inputs to the "__gone__" remainder series.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "pods/podfold.h"
+#include "pods/pods.h"
+
+#define GONE_LABEL "__gone__"
+
+enum out_kind { OUT_NORMAL, OUT_OVERFLOW, OUT_GONE };
+
+/*
+ * A label set the fold owns: the names and values copied into one allocation. Kept as
+ * structures end to end, never joined into text: a value may hold any byte but NUL.
+ */
+struct lset {
+	struct labels l;
+	char *mem;
+};
+
+/* Intrusive hash table keyed by label set: entries start with a struct node. */
+struct node {
+	struct node *next;
+	struct lset key;
+	uint64_t hash;
+};
+
+struct smap {
+	struct node **b;
+	size_t nb, n;
+};
+
+struct podfold {
+	struct fam *fams;
+	struct podsnap *snap; /* the resolver's */
+	unsigned max_series;
+	struct node **all; /* smap_all's buffer */
+	size_t all_cap;
+};
+
+/* FNV-1a over each name and value with its NUL. */
+static uint64_t hash_labels(const struct labels *l)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (int i = 0; i < l->n; i++) {
+		for (const char *s = l->name[i];; s++) {
+			h = (h ^ (unsigned char)*s) * 1099511628211ull;
+			if (!*s)
+				break;
+		}
+		for (const char *s = l->value[i];; s++) {
+			h = (h ^ (unsigned char)*s) * 1099511628211ull;
+			if (!*s)
+				break;
+		}
+	}
+	return h;
+}
+
+/* Label by label, name then value: the order series are rendered in. */
+static int cmp_labels(const struct labels *a, const struct labels *b)
+{
+	for (int i = 0; i < a->n && i < b->n; i++) {
+		int c = strcmp(a->name[i], b->name[i]);
+
+		if (!c)
+			c = strcmp(a->value[i], b->value[i]);
+		if (c)
+			return c;
+	}
+	return a->n - b->n;
+}
+
+/* Copy l into s (s->mem NULL or owned, replaced); -1 when out of memory, s unchanged. */
+static int lset_set(struct lset *s, const struct labels *l)
+{
+	size_t len = 0;
+	char *mem, *p;
+
+	for (int i = 0; i < l->n; i++)
+		len += strlen(l->name[i]) + strlen(l->value[i]) + 2;
+	mem = malloc(len ? len : 1);
+	if (!mem)
+		return -1;
+	free(s->mem);
+	s->mem = p = mem;
+	s->l.n = l->n;
+	for (int i = 0; i < l->n; i++) {
+		s->l.name[i] = strcpy(p, l->name[i]);
+		p += strlen(p) + 1;
+		s->l.value[i] = strcpy(p, l->value[i]);
+		p += strlen(p) + 1;
+	}
+	return 0;
+}
+
+static void *smap_find(const struct smap *m, const struct labels *key)
+{
+	uint64_t h = hash_labels(key);
+
+	if (!m->nb)
+		return NULL;
+	for (struct node *n = m->b[h % m->nb]; n; n = n->next)
+		if (n->hash == h && !cmp_labels(&n->key.l, key))
+			return n;
+	return NULL;
+}
+
+static int smap_add(struct smap *m, struct node *nd)
+{
+	if (m->n >= m->nb) {
+		size_t nb = m->nb ? m->nb * 2 : 64;
+		struct node **b = calloc(nb, sizeof(struct node *));
+
+		if (!b)
+			return -1;
+		for (size_t i = 0; i < m->nb; i++) {
+			for (struct node *n = m->b[i], *next; n; n = next) {
+				next = n->next;
+				n->next = b[n->hash % nb];
+				b[n->hash % nb] = n;
+			}
+		}
+		free(m->b);
+		m->b = b;
+		m->nb = nb;
+	}
+	nd->hash = hash_labels(&nd->key.l);
+	nd->next = m->b[nd->hash % m->nb];
+	m->b[nd->hash % m->nb] = nd;
+	m->n++;
+	return 0;
+}
+
+static void smap_del(struct smap *m, struct node *nd)
+{
+	for (struct node **p = &m->b[nd->hash % m->nb]; *p; p = &(*p)->next) {
+		if (*p == nd) {
+			*p = nd->next;
+			m->n--;
+			return;
+		}
+	}
+}
+
+/*
+ * The entries at this moment, NULL-terminated, in fold's buffer reused by the next call (loops
+ * are never nested): the caller may add and delete entries while walking it. NULL if out of
+ * memory.
+ */
+static struct node **smap_all(struct podfold *fold, const struct smap *m)
+{
+	size_t n = 0;
+
+	if (!fold->all || m->n + 1 > fold->all_cap) {
+		struct node **v = realloc(fold->all, (m->n + 1) * 2 * sizeof(struct node *));
+
+		if (!v)
+			return NULL;
+		fold->all = v;
+		fold->all_cap = (m->n + 1) * 2;
+	}
+	for (size_t i = 0; i < m->nb; i++)
+		for (struct node *nd = m->b[i]; nd; nd = nd->next)
+			fold->all[n++] = nd;
+	fold->all[n] = NULL;
+	return fold->all;
+}
+
+/* A value: nv bucket counts (one for a counter) and a sum (histograms only). */
+struct val {
+	uint64_t *c;
+	double sum;
+};
+
+struct out {
+	struct node nd; /* keyed by the series' labels */
+	enum out_kind kind;
+	struct val carry, cur;
+	const struct in *ex; /* the input with the newest exemplar, while rendering */
+	unsigned nin;	     /* inputs assigned */
+	unsigned live;	     /* of which not expired */
+	bool expired;	     /* an expired input left it: hand it to the remainder once empty */
+	uint32_t netns;	     /* one namespace it came from, to notice expiry with no inputs left */
+};
+
+struct in {
+	struct node nd;
+	struct out *out;
+	struct val base, last, now;
+	uint64_t gen;	  /* scrape it was last seen in */
+	struct lset want; /* labels of the output it should go to */
+	enum out_kind want_kind;
+	struct lset ex; /* its latest exemplar's labels, when has_ex */
+	double ex_value, ex_time;
+	bool has_ex;
+	bool expired;
+	uint32_t netns;
+};
+
+struct overflowed {
+	struct node nd;
+	uint64_t gen;
+};
+
+struct fam {
+	struct fam *next;
+	char *name;
+	enum metric_type type;
+	int nv; /* values per series; 0 until the first sample */
+	double *bounds;
+	struct smap outs, ins, overflowed;
+	unsigned n_normal;
+	uint64_t overflow_total, gen;
+	bool logged_overflow, logged_shape;
+};
+
+struct pods_filter {
+	struct expo_filter f;
+	struct podfold *fold;
+	unsigned mask;
+	struct pods_snapshot *snap;
+	struct fam *cur;
+};
+
+static struct fam *fam_get(struct podfold *fold, const char *name, enum metric_type type)
+{
+	struct fam *f;
+
+	for (f = fold->fams; f; f = f->next)
+		if (!strcmp(f->name, name))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->name = strdup(name))) {
+		free(f);
+		return NULL;
+	}
+	f->type = type;
+	f->next = fold->fams;
+	fold->fams = f;
+	return f;
+}
+
+static int val_init(struct val *v, int nv)
+{
+	v->c = calloc(nv, sizeof(*v->c));
+	v->sum = 0;
+	return v->c ? 0 : -1;
+}
+
+/* to += a - b */
+static void val_add_diff(struct val *to, const struct val *a, const struct val *b, int nv)
+{
+	for (int i = 0; i < nv; i++)
+		to->c[i] += a->c[i] - (b ? b->c[i] : 0);
+	to->sum += a->sum - (b ? b->sum : 0);
+}
+
+static void val_copy(struct val *to, const struct val *from, int nv)
+{
+	memcpy(to->c, from->c, nv * sizeof(*to->c));
+	to->sum = from->sum;
+}
+
+static void val_zero(struct val *v, int nv)
+{
+	memset(v->c, 0, nv * sizeof(*v->c));
+	v->sum = 0;
+}
+
+static uint64_t val_total(const struct val *v, int nv)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < nv; i++)
+		t += v->c[i];
+	return t;
+}
+
+static bool is_attr_label(const char *name)
+{
+	static const char *const names[] = { "namespace", "pod", "container", "process", "netns" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* Append a label; false when the set is full. */
+static bool add(struct labels *l, const char *name, const char *value)
+{
+	if (l->n >= LABELS_MAX)
+		return false;
+	l->name[l->n] = name;
+	l->value[l->n++] = value;
+	return true;
+}
+
+/*
+ * The output labels of a sample: its labels with netns dropped (unless kept), then the
+ * attribution labels of mask. marker, when set, replaces every attribution value. The result
+ * points into l, a and marker.
+ */
+static bool out_labels(struct labels *o, const struct labels *l, unsigned mask,
+		       const struct pod_attr *a, const char *marker)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} attrs[] = { { POD_LABEL_NAMESPACE, "namespace" },
+		      { POD_LABEL_POD, "pod" },
+		      { POD_LABEL_CONTAINER, "container" },
+		      { POD_LABEL_PROCESS, "process" } };
+
+	o->n = 0;
+	for (int i = 0; i < l->n; i++) {
+		if (!strcmp(l->name[i], "netns")) {
+			if ((mask & POD_LABEL_NETNS) &&
+			    !add(o, "netns", marker ? marker : l->value[i]))
+				return false;
+		} else if (!add(o, l->name[i], l->value[i])) {
+			return false;
+		}
+	}
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		const char *v = marker ? marker : "";
+
+		if (!(mask & attrs[i].bit))
+			continue;
+		if (!marker && a) {
+			v = attrs[i].bit == POD_LABEL_NAMESPACE	  ? a->namespace
+			    : attrs[i].bit == POD_LABEL_POD	  ? a->pod
+			    : attrs[i].bit == POD_LABEL_CONTAINER ? a->container
+								  : a->process;
+		}
+		if (!add(o, attrs[i].name, v))
+			return false;
+	}
+	return true;
+}
+
+/* The same labels with every attribution value replaced by marker (pointing into l). */
+static void remark(struct labels *o, const struct labels *l, const char *marker)
+{
+	*o = *l;
+	for (int i = 0; i < l->n; i++)
+		if (is_attr_label(l->name[i]))
+			o->value[i] = marker;
+}
+
+static void out_free(struct out *o)
+{
+	free(o->nd.key.mem);
+	free(o->carry.c);
+	free(o->cur.c);
+	free(o);
+}
+
+static struct out *out_new(struct fam *f, const struct labels *key, enum out_kind kind)
+{
+	struct out *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->kind = kind;
+	if (lset_set(&o->nd.key, key) || val_init(&o->carry, f->nv) || val_init(&o->cur, f->nv))
+		goto fail;
+	if (smap_add(&f->outs, &o->nd))
+		goto fail;
+	if (kind == OUT_NORMAL)
+		f->n_normal++;
+	return o;
+fail:
+	out_free(o);
+	return NULL;
+}
+
+static void out_del(struct fam *f, struct out *o)
+{
+	smap_del(&f->outs, &o->nd);
+	if (o->kind == OUT_NORMAL)
+		f->n_normal--;
+	out_free(o);
+}
+
+static void in_free(struct in *in)
+{
+	free(in->nd.key.mem);
+	free(in->want.mem);
+	free(in->ex.mem);
+	free(in->base.c);
+	free(in->last.c);
+	free(in->now.c);
+	free(in);
+}
+
+static bool filter_capture(struct expo_filter *ef, const char *family, enum metric_type type)
+{
+	struct pods_filter *pf = (struct pods_filter *)ef;
+
+	if (type == METRIC_GAUGE)
+		return false;
+	pf->cur = fam_get(pf->fold, family, type);
+	if (!pf->cur)
+		return false;
+	pf->cur->gen++;
+	if (!pf->snap)
+		pf->snap = podsnap_get(pf->fold->snap);
+	return true;
+}
+
+static void filter_sample(struct expo_filter *ef, const struct labels *l, const double *bounds,
+			  const uint64_t *counts, int nbounds, double sum,
+			  const struct exemplar *ex)
+{
+	struct pods_filter *pf = (struct pods_filter *)ef;
+	struct fam *f = pf->cur;
+	const struct pod_attr *a = NULL;
+	const char *netns = NULL, *marker = NULL;
+	enum out_kind kind = OUT_NORMAL;
+	struct labels want;
+	struct in *in;
+
+	if (!f->nv) {
+		f->nv = nbounds + 1;
+		if (nbounds) {
+			f->bounds = malloc(nbounds * sizeof(*bounds));
+			if (!f->bounds) {
+				f->nv = 0;
+				return;
+			}
+			memcpy(f->bounds, bounds, nbounds * sizeof(*bounds));
+		}
+	}
+	if (f->nv != nbounds + 1) {
+		log_once(f->logged_shape, LOG_ERROR,
+			 "pods: %s changed its bucket count; samples "
+			 "dropped",
+			 f->name);
+		return;
+	}
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->name[i], "netns"))
+			netns = l->value[i];
+	if (netns && !strcmp(netns, OVERFLOW_LABEL)) {
+		kind = OUT_OVERFLOW; /* the kernel's own map was full */
+		marker = OVERFLOW_LABEL;
+	} else if (netns) {
+		a = podsnap_find(pf->snap, (uint32_t)strtoul(netns, NULL, 10));
+		if (a && a->expired) {
+			kind = OUT_GONE;
+			marker = GONE_LABEL;
+		}
+	}
+	if (!out_labels(&want, l, pf->mask, a, marker))
+		return; /* more than LABELS_MAX: cannot happen with our collectors */
+
+	in = smap_find(&f->ins, l);
+	if (!in) {
+		in = calloc(1, sizeof(*in));
+		if (!in)
+			return;
+		if (lset_set(&in->nd.key, l) || val_init(&in->base, f->nv) ||
+		    val_init(&in->last, f->nv) || val_init(&in->now, f->nv) ||
+		    smap_add(&f->ins, &in->nd)) {
+			in_free(in);
+			return;
+		}
+	}
+	if ((!in->want.mem || cmp_labels(&in->want.l, &want)) && lset_set(&in->want, &want))
+		return;
+	/* The newest exemplar of the input; its output shows the newest of its inputs'. */
+	if (ex && !lset_set(&in->ex, ex->l)) {
+		in->ex_value = ex->value;
+		in->ex_time = ex->time;
+		in->has_ex = true;
+	}
+	in->want_kind = kind;
+	in->expired = kind == OUT_GONE;
+	in->netns = netns ? (uint32_t)strtoul(netns, NULL, 10) : 0;
+	in->gen = f->gen;
+	memcpy(in->now.c, counts, f->nv * sizeof(*counts));
+	in->now.sum = sum;
+}
+
+/* Where an input goes when its wanted series does not exist yet. */
+static struct out *place(struct fam *f, struct in *in, unsigned max)
+{
+	struct overflowed *ov;
+	struct out *o;
+	struct labels key;
+
+	if (in->want_kind != OUT_NORMAL || f->n_normal < max)
+		return out_new(f, &in->want.l, in->want_kind);
+	/* Over the cap: the overflow series of the same other labels. */
+	ov = smap_find(&f->overflowed, &in->want.l);
+	if (!ov) {
+		ov = calloc(1, sizeof(*ov));
+		if (ov && !lset_set(&ov->nd.key, &in->want.l) &&
+		    !smap_add(&f->overflowed, &ov->nd)) {
+			f->overflow_total++;
+		} else if (ov) {
+			free(ov->nd.key.mem);
+			free(ov);
+			ov = NULL;
+		}
+		log_once(f->logged_overflow, LOG_WARN,
+			 "pods: %s reached max_series=%u; new label sets are counted in series "
+			 "labelled '" OVERFLOW_LABEL "' and in netstack_series_overflow_total",
+			 f->name, max);
+	}
+	if (ov)
+		ov->gen = f->gen;
+	remark(&key, &in->want.l, OVERFLOW_LABEL);
+	o = smap_find(&f->outs, &key);
+	return o ? o : out_new(f, &key, OUT_OVERFLOW);
+}
+
+static int cmp_out(const void *a, const void *b)
+{
+	return cmp_labels(&(*(struct out *const *)a)->nd.key.l,
+			  &(*(struct out *const *)b)->nd.key.l);
+}
+
+static void fold_family(struct pods_filter *pf, struct fam *f)
+{
+	unsigned max = pf->fold->max_series;
+
+	/* Inputs the collector no longer reports leave their counts where they were. */
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
+		struct in *in = (struct in *)n;
+
+		if (in->gen == f->gen)
+			continue;
+		if (in->out) {
+			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
+			in->out->nin--;
+		}
+		smap_del(&f->ins, n);
+		in_free(in);
+	}
+	/* Live (unexpired) inputs per output, to know whether an expiry empties it. */
+	for (struct node **it_ = smap_all(pf->fold, &f->outs), *n; it_ && (n = *it_); it_++)
+		((struct out *)n)->live = 0;
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
+		struct in *in = (struct in *)n;
+
+		if (in->out && !in->expired)
+			in->out->live++;
+	}
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
+		struct in *in = (struct in *)n;
+		struct out *to;
+		struct overflowed *ov;
+
+		/* A counter reset in the kernel: what it had stays in its series. */
+		if (in->out && val_total(&in->now, f->nv) < val_total(&in->last, f->nv)) {
+			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
+			val_zero(&in->base, f->nv);
+		}
+		if (in->out && !cmp_labels(&in->out->nd.key.l, &in->want.l))
+			goto keep;
+		/* Once folded into overflow, a label set stays there: no counter jumps back. */
+		if (in->out && in->out->kind == OUT_OVERFLOW && in->want_kind == OUT_NORMAL &&
+		    (ov = smap_find(&f->overflowed, &in->want.l))) {
+			ov->gen = f->gen;
+			goto keep;
+		}
+		to = smap_find(&f->outs, &in->want.l);
+		if (!to)
+			to = place(f, in, max);
+		if (!to)
+			goto keep;
+		if (in->out) {
+			if (in->expired && !in->out->live) {
+				in->out->expired = true; /* its carry follows once it is empty */
+			} else {
+				val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
+				val_copy(&in->base, &in->last, f->nv);
+			}
+			in->out->nin--;
+		}
+		in->out = to;
+		to->nin++;
+		to->netns = in->netns;
+	keep:
+		val_copy(&in->last, &in->now, f->nv);
+	}
+	/* Empty series of expired pods: their counts join the remainder, the series goes. */
+	for (struct node **it_ = smap_all(pf->fold, &f->outs), *n; it_ && (n = *it_); it_++) {
+		struct out *o = (struct out *)n, *gone;
+		struct labels key;
+		const struct pod_attr *a;
+
+		if (o->nin || o->kind != OUT_NORMAL)
+			continue;
+		a = podsnap_find(pf->snap, o->netns);
+		if (!o->expired && !(a && a->expired) && val_total(&o->carry, f->nv))
+			continue;
+		if (val_total(&o->carry, f->nv)) {
+			remark(&key, &o->nd.key.l, GONE_LABEL);
+			gone = smap_find(&f->outs, &key);
+			if (!gone)
+				gone = out_new(f, &key, OUT_GONE);
+			if (gone)
+				val_add_diff(&gone->carry, &o->carry, NULL, f->nv);
+		}
+		out_del(f, o);
+	}
+	for (struct node **it_ = smap_all(pf->fold, &f->overflowed), *n; it_ && (n = *it_); it_++) {
+		if (((struct overflowed *)n)->gen != f->gen) {
+			smap_del(&f->overflowed, n);
+			free(n->key.mem);
+			free(n);
+		}
+	}
+}
+
+static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
+{
+	struct pods_filter *pf = (struct pods_filter *)ef;
+	struct fam *f = pf->cur;
+	struct out **v;
+	size_t n = 0;
+
+	pf->cur = NULL;
+	/* An abandoned family teaches nothing: the next scrape starts from the last kept one. */
+	if (!keep || !f->nv)
+		goto out;
+	fold_family(pf, f);
+	v = malloc((f->outs.n + 1) * sizeof(struct out *));
+	if (!v)
+		goto out;
+	for (struct node **it_ = smap_all(pf->fold, &f->outs), *nd; it_ && (nd = *it_); it_++) {
+		struct out *o = (struct out *)nd;
+
+		val_copy(&o->cur, &o->carry, f->nv);
+		o->ex = NULL;
+		v[n++] = o;
+	}
+	for (struct node **it_ = smap_all(pf->fold, &f->ins), *nd; it_ && (nd = *it_); it_++) {
+		struct in *in = (struct in *)nd;
+
+		if (!in->out)
+			continue;
+		val_add_diff(&in->out->cur, &in->now, &in->base, f->nv);
+		if (in->has_ex && (!in->out->ex || in->ex_time > in->out->ex->ex_time))
+			in->out->ex = in;
+	}
+	qsort(v, n, sizeof(struct out *), cmp_out);
+	for (size_t i = 0; i < n; i++) {
+		const struct labels *l = &v[i]->nd.key.l;
+		const struct in *x = v[i]->ex;
+
+		if (f->type == METRIC_HISTOGRAM)
+			expo_histogram(e, l, f->bounds, v[i]->cur.c, f->nv - 1, v[i]->cur.sum);
+		else if (x)
+			expo_u64_exemplar(e, l, v[i]->cur.c[0], &x->ex.l, x->ex_value, x->ex_time);
+		else
+			expo_u64(e, l, v[i]->cur.c[0]);
+	}
+	free(v);
+out:
+	podsnap_put(pf->fold->snap, pf->snap);
+	pf->snap = NULL;
+}
+
+struct expo_filter *podfold_filter_new(struct podfold *fold, unsigned mask)
+{
+	struct pods_filter *pf = calloc(1, sizeof(*pf));
+
+	if (!pf)
+		return NULL;
+	pf->f.capture = filter_capture;
+	pf->f.sample = filter_sample;
+	pf->f.flush = filter_flush;
+	pf->fold = fold;
+	pf->mask = mask;
+	return &pf->f;
+}
+
+void podfold_render_metrics(struct podfold *fold, struct expo *e)
+{
+	if (!fold->fams)
+		return;
+	expo_family(e, "netstack_series_overflow_total", METRIC_COUNTER,
+		    "Label sets folded into the __overflow__ series because the family had "
+		    "[pods] max_series series already.");
+	for (struct fam *f = fold->fams; f; f = f->next) {
+		struct labels l = { 0 };
+
+		labels_add(&l, "metric", f->name);
+		expo_u64(e, &l, f->overflow_total);
+	}
+}
+
+static void smap_free(struct podfold *fold, struct smap *m, void (*fn)(void *))
+{
+	for (struct node **it_ = smap_all(fold, m), *n; it_ && (n = *it_); it_++)
+		fn(n);
+	free(m->b);
+	memset(m, 0, sizeof(*m));
+}
+
+static void free_overflowed(void *p)
+{
+	free(((struct node *)p)->key.mem);
+	free(p);
+}
+
+static void free_in(void *p)
+{
+	in_free(p);
+}
+
+static void free_out(void *p)
+{
+	out_free(p);
+}
+
+struct podfold *podfold_new(struct podsnap *snap)
+{
+	struct podfold *fold = calloc(1, sizeof(*fold));
+
+	if (fold)
+		fold->snap = snap;
+	return fold;
+}
+
+void podfold_max_series(struct podfold *fold, unsigned max)
+{
+	fold->max_series = max;
+}
+
+void podfold_clear(struct podfold *fold)
+{
+	while (fold->fams) {
+		struct fam *f = fold->fams;
+
+		fold->fams = f->next;
+		smap_free(fold, &f->ins, free_in);
+		smap_free(fold, &f->outs, free_out);
+		smap_free(fold, &f->overflowed, free_overflowed);
+		free(f->bounds);
+		free(f->name);
+		free(f);
+	}
+}
+
+void podfold_free(struct podfold *fold)
+{
+	if (!fold)
+		return;
+	podfold_clear(fold);
+	free(fold->all);
+	free(fold);
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The kernel's walk of the node's processes (bpf/tasks.bpf.c), read by the pod resolver. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "collectors/bpfload.h"
+#include "pods/taskwalk.h"
+#include "tasks.skel.h"
+
+#define BATCH 64 /* pairs per batch lookup: far more than a hash bucket ever holds */
+
+struct tasks {
+	struct tasks_bpf *skel;
+	int map;
+	struct tasks_key keys[BATCH];
+	struct tasks_val vals[BATCH];
+};
+
+struct tasks *tasks_open(void)
+{
+	struct tasks *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return NULL;
+	t->skel = tasks_bpf__open_and_load();
+	if (!t->skel) {
+		err = errno;
+		goto fail;
+	}
+	skeleton_release(t->skel->skeleton);
+	err = tasks_bpf__attach(t->skel);
+	if (err) {
+		err = -err;
+		goto fail;
+	}
+	t->map = bpf_map__fd(t->skel->maps.tasks);
+	return t;
+fail:
+	tasks_close(t);
+	errno = err;
+	return NULL;
+}
+
+void tasks_close(struct tasks *t)
+{
+	if (!t)
+		return;
+	tasks_bpf__destroy(t->skel);
+	free(t);
+}
+
+/* Everything the walk put in the map, to fn if set; the map is empty after. */
+static void drain(struct tasks *t, tasks_fn *fn, void *arg)
+{
+	uint32_t cursor, count;
+	bool first = true;
+	int err;
+
+	do {
+		count = BATCH;
+		err = bpf_map_lookup_and_delete_batch(t->map, first ? NULL : &cursor, &cursor,
+						      t->keys, t->vals, &count, NULL);
+		first = false;
+		for (uint32_t i = 0; fn && (!err || err == -ENOENT) && i < count; i++)
+			fn(&t->keys[i], &t->vals[i], arg);
+	} while (!err);
+	/* Should a batch fail, one by one: a pair left over would outlive its processes. */
+	while (err != -ENOENT && !bpf_map_get_next_key(t->map, NULL, &t->keys[0]))
+		if (!bpf_map_lookup_and_delete_elem(t->map, &t->keys[0], &t->vals[0]) && fn)
+			fn(&t->keys[0], &t->vals[0], arg);
+}
+
+int tasks_walk(struct tasks *t, tasks_fn *fn, void *arg, struct tasks_summary *sum)
+{
+	int fd = bpf_iter_create(bpf_link__fd(t->skel->links.walk_tasks)), err;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	/* One record, which the first task's run writes after its walk filled the map. */
+	n = read(fd, sum, sizeof(*sum));
+	err = n < 0 ? -errno : n != sizeof(*sum) ? -EIO : 0;
+	close(fd);
+	drain(t, err ? NULL : fn, arg);
+	return err;
+}
