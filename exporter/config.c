@@ -47,19 +47,19 @@ int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *an
 	char *end;
 
 	if (!colon || !colon[1] || strtoul(colon + 1, &end, 10) > 65535 || *end)
-		return -1;
+		return -EINVAL;
 	hl = colon - addr;
 	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
 		addr++;
 		hl -= 2;
 	}
 	if (hl >= sizeof(host))
-		return -1;
+		return -EINVAL;
 	memcpy(host, addr, hl);
 	host[hl] = 0;
 	*any = !hl;
 	if (getaddrinfo(hl ? host : "::", colon + 1, &hints, &res))
-		return -1;
+		return -EINVAL;
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
 	return 0;
@@ -69,7 +69,7 @@ static int set_string(char *dst, size_t size, const char *s, char *err, size_t e
 {
 	if (strlen(s) >= size) {
 		snprintf(err, errlen, "value longer than %zu characters", size - 1);
-		return -1;
+		return -EINVAL;
 	}
 	strcpy(dst, s);
 	return 0;
@@ -86,13 +86,13 @@ static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 	if (!nl || nl >= sizeof(u->name)) {
 		snprintf(err, errlen, "expected NAME:BCRYPT_HASH (name 1 to %zu characters)",
 			 sizeof(u->name) - 1);
-		return -1;
+		return -EINVAL;
 	}
 	if (strncmp(colon + 1, "$2a$", 4) && strncmp(colon + 1, "$2b$", 4) &&
 	    strncmp(colon + 1, "$2y$", 4)) {
 		snprintf(err, errlen, "user '%.*s': expected a bcrypt hash ($2b$...)", (int)nl,
 			 val);
-		return -1;
+		return -EINVAL;
 	}
 	/* $2b$NN$ and 53 characters of bcrypt's base64: salt and hash. */
 	if (strlen(colon + 1) != 60 || colon[4] != '$' || colon[7] != '$' ||
@@ -100,7 +100,7 @@ static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 		    53 ||
 	    crypt_checksalt(colon + 1) != CRYPT_SALT_OK) {
 		snprintf(err, errlen, "user '%.*s': malformed bcrypt hash", (int)nl, val);
-		return -1;
+		return -EINVAL;
 	}
 	/* Each check of a wrong password costs 2^cost rounds: beyond the cap, seconds each. */
 	cost = (colon[5] - '0') * 10 + (colon[6] - '0');
@@ -109,16 +109,16 @@ static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 			 "user '%.*s': bcrypt cost %u is above the maximum of %d (hash it again "
 			 "with a lower cost, e.g. mkpasswd -m bcrypt -R 10)",
 			 (int)nl, val, cost, MAX_BCRYPT_COST);
-		return -1;
+		return -EINVAL;
 	}
 	for (unsigned i = 0; i < c->n_users; i++)
 		if (strlen(c->users[i].name) == nl && !strncmp(c->users[i].name, val, nl)) {
 			snprintf(err, errlen, "user '%.*s' given twice", (int)nl, val);
-			return -1;
+			return -EINVAL;
 		}
 	if (c->n_users == MAX_WEB_USERS) {
 		snprintf(err, errlen, "more than %d users", MAX_WEB_USERS);
-		return -1;
+		return -EINVAL;
 	}
 	memcpy(u->name, val, nl);
 	u->name[nl] = 0;
@@ -135,14 +135,14 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 
 		if (parse_listen_address(val, &ss, &any)) {
 			snprintf(err, errlen, LISTEN_ADDRESS_FORM ", got '%s'", val);
-			return -1;
+			return -EINVAL;
 		}
 		return set_string(c->listen_address, sizeof(c->listen_address), val, err, errlen);
 	}
 	if (!strcmp(key, "metrics_path")) {
 		if (val[0] != '/') {
 			snprintf(err, errlen, "metrics_path must start with '/', got '%s'", val);
-			return -1;
+			return -EINVAL;
 		}
 		return set_string(c->metrics_path, sizeof(c->metrics_path), val, err, errlen);
 	}
@@ -166,7 +166,7 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 		    strcmp(val, "TLS13")) {
 			snprintf(err, errlen, "expected TLS10, TLS11, TLS12 or TLS13, got '%s'",
 				 val);
-			return -1;
+			return -EINVAL;
 		}
 		strcpy(c->tls_min_version, val);
 		return 0;
@@ -174,7 +174,7 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 	if (!strcmp(key, "basic_auth_user"))
 		return add_user(c, val, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [web]", key);
-	return -1;
+	return -EINVAL;
 }
 
 /* Parser state: inih reports lines through our reader so errors can name them. */
@@ -325,24 +325,32 @@ char *config_read(const char *path, size_t *len, char *err, size_t errlen)
 	FILE *f = fopen(path, "r");
 	struct stat sb;
 	char *text = NULL;
+	int e = 0;
 
 	if (!f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		e = errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+		errno = e;
 		return NULL;
 	}
-	if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode))
+	if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
+		e = EISDIR;
 		snprintf(err, errlen, "%s: is a directory", path);
-	else if (!(text = malloc(CONFIG_MAX_BYTES + 1)))
+	} else if (!(text = malloc(CONFIG_MAX_BYTES + 1))) {
+		e = ENOMEM;
 		snprintf(err, errlen, "%s: out of memory", path);
-	else if ((*len = fread(text, 1, CONFIG_MAX_BYTES + 1, f)) > CONFIG_MAX_BYTES || ferror(f)) {
+	} else if ((*len = fread(text, 1, CONFIG_MAX_BYTES + 1, f)) > CONFIG_MAX_BYTES ||
+		   ferror(f)) {
+		e = ferror(f) ? EIO : EFBIG;
 		snprintf(err, errlen, "%s: %s", path,
-			 ferror(f) ? "read error" : "larger than 1 MiB");
+			 e == EIO ? "read error" : "larger than 1 MiB");
 		free(text);
 		text = NULL;
 	} else {
 		text[*len] = 0; /* the pages past the text are never touched: no RSS */
 	}
 	fclose(f);
+	errno = e;
 	return text;
 }
 
@@ -350,7 +358,7 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
 	size_t len;
 	char *text = config_read(path, &len, err, errlen);
-	int ret = text ? config_load_text(c, path, text, len, err, errlen) : -1;
+	int ret = text ? config_load_text(c, path, text, len, err, errlen) : -errno;
 
 	free(text);
 	return ret;
@@ -367,22 +375,22 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 	st.f = fmemopen((void *)text, len, "r");
 	if (!st.f) {
 		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
+		return -ENOMEM;
 	}
 	ret = ini_parse_stream(reader, &st, handler, &st);
 	fclose(st.f);
 	if (ret > 0 && (!st.err_line || ret < st.err_line)) {
 		snprintf(err, errlen, "%s:%d: syntax error: expected '[section]' or 'key = value'",
 			 path, ret);
-		return -1;
+		return -EINVAL;
 	}
 	if (st.err_line) {
 		snprintf(err, errlen, "%s:%d: %s", path, st.err_line, st.err);
-		return -1;
+		return -EINVAL;
 	}
 	if (ret) {
 		snprintf(err, errlen, "%s: cannot parse (error %d)", path, ret);
-		return -1;
+		return -EINVAL;
 	}
 	if (!c->tls_cert_file[0] != !c->tls_key_file[0] ||
 	    (c->tls_client_ca_file[0] && !c->tls_cert_file[0])) {
@@ -390,7 +398,7 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 			 "%s: [web] tls_cert_file and tls_key_file go together, and "
 			 "tls_client_ca_file needs them",
 			 path);
-		return -1;
+		return -EINVAL;
 	}
 	return pods_config_check(&c->pods, path, err, errlen);
 }

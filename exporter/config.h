@@ -55,9 +55,9 @@ struct config {
 
 /* Built-in defaults, every collector's options and enabled flag included. */
 void config_defaults(struct config *c);
-/* Parse an INI file over the current values. 0, or -1 with "file:line: message" in err. */
+/* Parse an INI file over the current values. 0, or -errno with "file:line: message" in err. */
 int config_load(struct config *c, const char *path, char *err, size_t errlen);
-/* The file's text (at most CONFIG_MAX_BYTES, malloc'd, NUL-terminated), or NULL with err set. */
+/* The file's text (at most CONFIG_MAX_BYTES, malloc'd, NUL-terminated), or NULL with err and errno set. */
 char *config_read(const char *path, size_t *len, char *err, size_t errlen);
 /* config_load on text read earlier; path only names it in errors. */
 int config_load_text(struct config *c, const char *path, const char *text, size_t len, char *err,
@@ -65,7 +65,7 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 
 #define LISTEN_ADDRESS_FORM "expected host:port, [ipv6]:port or :port"
 
-/* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4); 0 or -1. */
+/* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4); 0 or -EINVAL. */
 int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any);
 
 #endif

@@ -368,7 +368,7 @@ int main(int argc, char **argv)
 	 */
 	if (cfg.pin_path[0] && (pin_fd = pin_lock(cfg.pin_path, cfg.pin_wait_seconds)) < 0) {
 		free(text);
-		return pin_fd == -2 ? 3 : 1;
+		return pin_fd == -EBUSY ? 3 : 1;
 	}
 	libbpf_set_print(libbpf_log);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,28 +19,48 @@ int log_level_parse(const char *s, enum log_level *out)
 			return 0;
 		}
 	}
-	return -1;
+	return -EINVAL;
 }
 
-void log_msg(enum log_level level, const char *fmt, ...)
+static void log_line(enum log_level level, const char *fmt, va_list ap, const char *suffix)
 {
 	char ts[32], msg[1024];
 	struct timespec now;
 	struct tm tm;
-	va_list ap;
+	int n;
 
 	if (level > __atomic_load_n(&log_threshold, __ATOMIC_RELAXED)) /* a reload sets it */
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (suffix && n >= 0 && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - n, ": %s", suffix);
 	/* Quotes in messages would break logfmt parsers; they are rare enough to swap. */
 	for (char *p = msg; *p; p++)
 		if (*p == '"' || *p == '\n')
 			*p = '\'';
 	fprintf(stderr, "ts=%s.%03ldZ level=%s msg=\"%s\"\n", ts, now.tv_nsec / 1000000,
 		level_names[level], msg);
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line(level, fmt, ap, NULL);
+	va_end(ap);
+}
+
+int log_errno(const char *fmt, ...)
+{
+	int err = errno ? errno : EIO;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line(LOG_ERROR, fmt, ap, strerror(err));
+	va_end(ap);
+	return -err;
 }

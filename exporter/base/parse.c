@@ -19,7 +19,7 @@ int parse_bool(const char *s, bool *out, char *err, size_t errlen)
 		return 0;
 	}
 	snprintf(err, errlen, "expected true or false, got '%s'", s);
-	return -1;
+	return -EINVAL;
 }
 
 int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen)
@@ -32,7 +32,7 @@ int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *e
 	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max) {
 		snprintf(err, errlen, "expected a whole number from %u to %u, got '%s'", min, max,
 			 s);
-		return -1;
+		return -EINVAL;
 	}
 	*out = (unsigned)v;
 	return 0;
@@ -65,7 +65,7 @@ int parse_label_list(const char *s, const char *const *required,
 		n_req++;
 	if (strlen(s) >= sizeof(buf)) {
 		snprintf(err, errlen, "list too long");
-		return -1;
+		return -EINVAL;
 	}
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
@@ -88,14 +88,14 @@ int parse_label_list(const char *s, const char *const *required,
 				known[n_known++] = optional[i].name;
 			join_names(names, sizeof(names), known, n_known, false);
 			snprintf(err, errlen, "unknown label '%s' (known: %s)", tok, names);
-			return -1;
+			return -EINVAL;
 		}
 		m |= bit;
 	}
 	if (seen != (1ull << n_req) - 1) {
 		join_names(names, sizeof(names), required, n_req, true);
 		snprintf(err, errlen, "labels must include %s", names);
-		return -1;
+		return -EINVAL;
 	}
 	*mask = m;
 	return 0;

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Shared value parsers; 0 or -1 with a message naming the expected form in err. */
+/* Shared value parsers; 0 or -EINVAL with a message naming the expected form in err. */
 int parse_bool(const char *s, bool *out, char *err, size_t errlen);
 int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen);
 
@@ -19,7 +19,7 @@ struct label_option {
 /*
  * A collector's `labels` list, names separated by commas or blanks: every name in required
  * (NULL-terminated) must appear, and each of the n_optional names that appears sets its bit
- * in *mask. 0, or -1 with err set and *mask untouched.
+ * in *mask. 0, or -EINVAL with err set and *mask untouched.
  */
 int parse_label_list(const char *s, const char *const *required,
 		     const struct label_option *optional, size_t n_optional, unsigned *mask,

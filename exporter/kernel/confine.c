@@ -94,7 +94,7 @@ int confine_self(void)
 			"security: cannot install the seccomp filter: %s (set [security] seccomp = "
 			"false to run without it)",
 			strerror(-err));
-		return -1;
+		return err;
 	}
 	log_info("security: seccomp filter installed on every thread (%zu system calls allowed)",
 		 n);

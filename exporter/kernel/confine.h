@@ -9,7 +9,7 @@
  * Confine every thread of the process to the calls the exporter makes once started (serving,
  * scrapes, reloads that restart collectors, the pod source, exit). Anything else fails with
  * EPERM and is logged by the kernel; a call of another ABI (x32, i386 on x86_64) kills the
- * process. Sets no_new_privs. 0 or -1 (logged).
+ * process. Sets no_new_privs. 0 or -errno (logged).
  */
 int confine_self(void);
 

@@ -47,36 +47,34 @@ static const struct bpf_map *rodata_of(const struct bpf_object *obj)
 	return NULL;
 }
 
-/* PIN_PATH itself, created on a bpf filesystem; 0 or -1 (logged). */
+/* PIN_PATH itself, created on a bpf filesystem; 0 or -errno (logged). */
 static int root_dir(const char *root)
 {
 	struct statfs fs;
 	bool made = !mkdir(root, 0700);
 
-	if (!made && errno != EEXIST) {
-		log_error("pin: cannot create %s: %s", root, strerror(errno));
-		return -1;
-	}
+	if (!made && errno != EEXIST)
+		return log_errno("pin: cannot create %s", root);
 	if (statfs(root, &fs) || fs.f_type != BPF_FS_MAGIC) {
 		log_error("pin: %s is not on a bpf filesystem (mount -t bpf bpf /sys/fs/bpf)",
 			  root);
 		if (made) /* leave nothing behind on the wrong filesystem */
 			rmdir(root);
-		return -1;
+		return -ENOTDIR;
 	}
 	return 0;
 }
 
-/* PIN_PATH/<collector> into dir, created on a bpf filesystem; 0 or -1 (logged). */
+/* PIN_PATH/<collector> into dir, created on a bpf filesystem; 0 or -errno (logged). */
 static int collector_dir(const char *root, const char *collector, char *dir, size_t len)
 {
-	if (root_dir(root))
-		return -1;
+	int err = root_dir(root);
+
+	if (err)
+		return err;
 	snprintf(dir, len, "%s/%s", root, collector);
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		log_error("pin: cannot create %s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return log_errno("pin: cannot create %s", dir);
 	return 0;
 }
 
@@ -102,21 +100,19 @@ static int lock_holder(int fd)
 
 int pin_lock(const char *root, unsigned wait_seconds)
 {
-	int fd, pid;
+	int fd, pid, err = root_dir(root);
 
-	if (root_dir(root))
-		return -1;
+	if (err)
+		return err;
 	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		log_error("pin: cannot open %s: %s", root, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return log_errno("pin: cannot open %s", root);
 	if (!flock(fd, LOCK_EX | LOCK_NB))
 		return fd;
 	if (errno != EWOULDBLOCK) {
-		log_error("pin: cannot lock %s: %s", root, strerror(errno));
+		err = log_errno("pin: cannot lock %s", root);
 		close(fd);
-		return -1;
+		return err;
 	}
 	pid = lock_holder(fd);
 	if (wait_seconds)
@@ -136,7 +132,7 @@ int pin_lock(const char *root, unsigned wait_seconds)
 		  "every event ([bpf] pin_wait_seconds = %u)",
 		  root, pid, wait_seconds ? " and still is" : "", wait_seconds);
 	close(fd);
-	return -2;
+	return -EBUSY;
 }
 
 /* Why the pinned map (fd) cannot stand in for map, or NULL when it can. */
@@ -188,12 +184,13 @@ int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const cha
 	struct bpf_map *map;
 	char dir[300], path[512], why[160] = "";
 	bool same, present = false, missing = false;
-	int reused = 0, fd;
+	int reused = 0, fd, err;
 
 	if (!root[0])
 		return 0;
-	if (collector_dir(root, collector, dir, sizeof(dir)))
-		return -1;
+	err = collector_dir(root, collector, dir, sizeof(dir));
+	if (err)
+		return err;
 	same = same_settings(*s->obj, dir);
 	/*
 	 * All or none: a collector's maps hold one state (the drop slots' hash, keys and counters
@@ -235,9 +232,10 @@ int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const cha
 			}
 		}
 		/* libbpf reuses what is pinned there at load, or creates and pins it. */
-		if (bpf_map__set_pin_path(map, path)) {
+		err = bpf_map__set_pin_path(map, path);
+		if (err) {
 			log_error("pin: %s: cannot set the pin path", path);
-			return -1;
+			return err;
 		}
 	}
 	if (reused)
@@ -265,11 +263,13 @@ int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char
 {
 	const struct bpf_map *rodata;
 	char dir[300], path[512];
+	int err;
 
 	if (!root[0])
 		return 0;
-	if (collector_dir(root, collector, dir, sizeof(dir)))
-		return -1;
+	err = collector_dir(root, collector, dir, sizeof(dir));
+	if (err)
+		return err;
 	/*
 	 * The previous exporter's links go (their programs detach), ours are pinned. Between
 	 * our attach and this, an event can be counted by both programs: a few microseconds.
@@ -281,18 +281,14 @@ int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char
 		if (!link)
 			continue;
 		snprintf(path, sizeof(path), "%s/link_%s", dir, s->progs[i].name);
-		if (bpf_link__pin(link, path)) {
-			log_error("pin: cannot pin %s: %s", path, strerror(errno));
-			return -1;
-		}
+		if (bpf_link__pin(link, path))
+			return log_errno("pin: cannot pin %s", path);
 	}
 	rodata = rodata_of(*s->obj);
 	snprintf(path, sizeof(path), "%s/rodata", dir);
 	unlink(path);
-	if (rodata && bpf_map__pin((struct bpf_map *)rodata, path)) {
-		log_error("pin: cannot pin %s: %s", path, strerror(errno));
-		return -1;
-	}
+	if (rodata && bpf_map__pin((struct bpf_map *)rodata, path))
+		return log_errno("pin: cannot pin %s", path);
 	return 0;
 }
 
@@ -333,13 +329,12 @@ void pin_remove(const char *root, const char *collector)
 		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
 }
 
-/* chown path to uid:gid, or log why not. */
+/* chown path to uid:gid; 0 or -errno (logged). */
 static int give(const char *path, uid_t uid, gid_t gid)
 {
 	if (!fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW))
 		return 0;
-	log_error("pin: cannot hand %s to uid %u: %s", path, (unsigned)uid, strerror(errno));
-	return -1;
+	return log_errno("pin: cannot hand %s to uid %u", path, (unsigned)uid);
 }
 
 int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t gid)
@@ -351,28 +346,29 @@ int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t g
 
 	if (!root[0])
 		return 0;
-	err |= give(root, uid, gid);
+	/* Every pin is tried; the last failure is returned. */
+	err = give(root, uid, gid) ?: err;
 	for (; *collectors; collectors++) {
 		snprintf(dir, sizeof(dir), "%s/%s", root, *collectors);
 		d = opendir(dir);
 		if (!d)
 			continue; /* not pinned (yet): made by the user later */
-		err |= give(dir, uid, gid);
+		err = give(dir, uid, gid) ?: err;
 		while ((e = readdir(d)))
 			if (own_pin(e->d_name)) {
 				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-				err |= give(path, uid, gid);
+				err = give(path, uid, gid) ?: err;
 			}
 		closedir(d);
 	}
-	return err ? -1 : 0;
+	return err;
 }
 
 int pin_remove_all(const char *root, const char *const *collectors)
 {
 	if (!root[0]) {
 		log_error("--unpin: no [bpf] pin_path configured");
-		return -1;
+		return -EINVAL;
 	}
 	for (; *collectors; collectors++)
 		pin_remove(root, *collectors);
@@ -386,6 +382,5 @@ int pin_remove_all(const char *root, const char *const *collectors)
 			 root);
 		return 0;
 	}
-	log_error("--unpin: cannot remove %s: %s", root, strerror(errno));
-	return -1;
+	return log_errno("--unpin: cannot remove %s", root);
 }

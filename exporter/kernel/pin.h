@@ -10,15 +10,15 @@
 /*
  * One exporter per pin path: an exclusive flock on the root directory, for as long as the
  * returned descriptor is open (the kernel lets go of it when the process ends, kill -9
- * included). Another exporter's lock is waited for up to wait_seconds. The descriptor, -2 when
- * another exporter still holds it, -1 on other errors (both logged).
+ * included). Another exporter's lock is waited for up to wait_seconds. The descriptor, -EBUSY
+ * when another exporter still holds it, or another -errno (both logged).
  */
 int pin_lock(const char *root, unsigned wait_seconds);
 
 /*
  * A collector calls these with its skeleton: pin_prepare after open and setting max_entries,
  * before load (reuses compatible pinned maps, replaces incompatible ones with a log line);
- * pin_commit after attach (pins the links and settings). 0 or -1 (logged).
+ * pin_commit after attach (pins the links and settings). 0 or -errno (logged).
  */
 int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const char *collector);
 int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char *collector);
@@ -31,12 +31,12 @@ void pin_remove(const char *root, const char *collector);
 /*
  * Before privileges are dropped for [security] user: hand pin_path, the named collectors'
  * (NULL-terminated) directories and their pins to uid:gid, so that the collectors a reload
- * starts can pin there (root made them, mode 0700 and 0600). 0 or -1 (logged).
+ * starts can pin there (root made them, mode 0700 and 0600). 0 or -errno (logged).
  */
 int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t gid);
 /*
  * --unpin: the pins of the collectors named (NULL-terminated), then the pin_path directory
- * when nothing else is left in it; 0 or -1 (logged).
+ * when nothing else is left in it; 0 or -errno (logged).
  */
 int pin_remove_all(const char *root, const char *const *collectors);
 

@@ -35,7 +35,7 @@ static int get_caps(struct __user_cap_header_struct *h, struct __user_cap_data_s
 {
 	h->version = _LINUX_CAPABILITY_VERSION_3;
 	h->pid = 0;
-	return syscall(SYS_capget, h, d) ? -1 : 0;
+	return syscall(SYS_capget, h, d) ? -errno : 0;
 }
 
 bool privs_held(uint64_t caps)
@@ -53,7 +53,7 @@ static int set_caps(uint64_t keep)
 	struct __user_cap_data_struct d[2];
 
 	if (get_caps(&h, d))
-		return -1;
+		return -errno;
 	/* Only what we hold can be kept. */
 	keep &= (uint64_t)d[1].permitted << 32 | d[0].permitted;
 	for (int i = 0; i < 2; i++) {
@@ -71,7 +71,7 @@ int privs_drop(uint64_t keep, const char *user)
 		pw = getpwnam(user);
 		if (!pw) {
 			log_error("security: no such user '%s'", user);
-			return -1;
+			return -ENOENT;
 		}
 	}
 	/*
@@ -95,6 +95,5 @@ int privs_drop(uint64_t keep, const char *user)
 		 (unsigned long long)keep, pw ? ", running as " : "", pw ? user : "");
 	return 0;
 fail:
-	log_error("security: cannot drop privileges: %s", strerror(errno));
-	return -1;
+	return log_errno("security: cannot drop privileges");
 }

@@ -12,7 +12,7 @@ bool privs_held(uint64_t caps);
 /*
  * After start-up: keep only the capabilities in keep (bit n = capability n) in the
  * effective, permitted and bounding sets, none inheritable or ambient, switch to user if
- * non-empty (keeping those capabilities), and set no_new_privs. 0 or -1 (logged).
+ * non-empty (keeping those capabilities), and set no_new_privs. 0 or -errno (logged).
  */
 int privs_drop(uint64_t keep, const char *user);
 

@@ -91,10 +91,7 @@ once "the first exporter counts every drop once" "$A_URL"
 
 # -- 2. the overlap of a rolling update: the next one waits, then takes over --------------------
 start C "$TMP/wait30.ini"
-for _ in $(seq 100); do
-	grep -q "waiting up to 30 s" "$TMP/C.log" && break
-	sleep 0.1
-done
+wait_grep "$TMP/C.log" "waiting up to 30 s" || true
 check "a second exporter with pin_wait_seconds = 30 waits" grep -q \
 	"pin: $PIN is in use by another exporter (pid $A_PID); waiting up to 30 s" "$TMP/C.log"
 check "... not serving meanwhile" bash -c "! curl -sf -m 1 '$C_URL/healthz' -o /dev/null"

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "pods/pods.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ static void expect_error_at(int src_line, const char *text, int line, const char
 
 	check_case_failed = 0;
 	config_defaults(&c);
-	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) == -1);
+	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) < 0);
 	snprintf(want, sizeof(want), "%s:%d: %s", path, line, msg);
 	CHECK_STR(err, want);
 	if (check_case_failed)
@@ -331,7 +332,7 @@ static void test_bad_metrics_path(void)
 	/* A rejected value is not applied. */
 	config_defaults(&c);
 	CHECK(load_text(&c, "[web]\nmetrics_path = x\n", path, sizeof(path), err, sizeof(err)) ==
-	      -1);
+	      -EINVAL);
 	CHECK_STR(c.metrics_path, "/metrics");
 }
 
@@ -413,16 +414,16 @@ static void test_drops_set_hook(void)
 	memcpy(val, "reason,family,protocol", 22);
 	val[256] = '\0';
 	err[0] = '\0';
-	CHECK(collector_set(ops, o.v, "labels", val, err, sizeof(err)) == -1);
+	CHECK(collector_set(ops, o.v, "labels", val, err, sizeof(err)) < 0);
 	CHECK_STR(err, "list too long");
 	val[255] = '\0';
 	CHECK(collector_set(ops, o.v, "labels", val, err, sizeof(err)) == 0);
 	err[0] = '\0';
-	CHECK(collector_set(ops, o.v, "nope", "1", err, sizeof(err)) == -1);
+	CHECK(collector_set(ops, o.v, "nope", "1", err, sizeof(err)) < 0);
 	CHECK_STR(err, "unknown key 'nope' in [collector.drops]");
 	CHECK(collector_set(ops, o.v, "direct_read", "auto", err, sizeof(err)) == 0);
 	CHECK(collector_set(ops, o.v, "direct_read", "false", err, sizeof(err)) == 0);
-	CHECK(collector_set(ops, o.v, "direct_read", "true", err, sizeof(err)) == -1);
+	CHECK(collector_set(ops, o.v, "direct_read", "true", err, sizeof(err)) < 0);
 	CHECK_STR(err, "expected auto or false, got 'true'");
 }
 
@@ -470,14 +471,14 @@ static void test_missing_file(void)
 	snprintf(path, sizeof(path), "%s/does-not-exist.ini", dir);
 	config_defaults(&c);
 	config_defaults(&d);
-	CHECK(config_load(&c, path, err, sizeof(err)) == -1);
+	CHECK(config_load(&c, path, err, sizeof(err)) == -ENOENT);
 	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
 	CHECK_STR(err, want);
 	CHECK(!memcmp(&c, &d, sizeof(c)));
 
 	/* A short buffer gets a truncated, terminated message. */
 	memset(err, 'x', sizeof(err));
-	CHECK(config_load(&c, path, err, 8) == -1);
+	CHECK(config_load(&c, path, err, 8) == -ENOENT);
 	CHECK(err[7] == '\0' && !strncmp(err, path, 7));
 }
 
@@ -516,7 +517,7 @@ static void test_parse_bool(void)
 
 		b = true;
 		err[0] = '\0';
-		CHECK(parse_bool(bad[i], &b, err, sizeof(err)) == -1);
+		CHECK(parse_bool(bad[i], &b, err, sizeof(err)) == -EINVAL);
 		CHECK(b); /* untouched */
 		snprintf(want, sizeof(want), "expected true or false, got '%s'", bad[i]);
 		CHECK_STR(err, want);
@@ -543,7 +544,7 @@ static void test_parse_uint(void)
 
 		v = 12345;
 		err[0] = '\0';
-		CHECK(parse_uint(bad[i], 0, 10, &v, err, sizeof(err)) == -1);
+		CHECK(parse_uint(bad[i], 0, 10, &v, err, sizeof(err)) == -EINVAL);
 		CHECK(v == 12345); /* untouched */
 		snprintf(want, sizeof(want), "expected a whole number from 0 to 10, got '%s'",
 			 bad[i]);
@@ -551,8 +552,8 @@ static void test_parse_uint(void)
 	}
 	/* Above max when max is UINT_MAX: only the range check stands between it and a wrap. */
 	v = 12345;
-	CHECK(parse_uint("4294967296", 0, UINT_MAX, &v, err, sizeof(err)) == -1 && v == 12345);
-	CHECK(parse_uint("0", 1, 10, &v, err, sizeof(err)) == -1);
+	CHECK(parse_uint("4294967296", 0, UINT_MAX, &v, err, sizeof(err)) == -EINVAL && v == 12345);
+	CHECK(parse_uint("0", 1, 10, &v, err, sizeof(err)) == -EINVAL);
 	CHECK_STR(err, "expected a whole number from 1 to 10, got '0'");
 }
 
@@ -587,7 +588,7 @@ static void test_line_numbers_after_long_line(void)
 	/* 199 characters: one more than a read takes; its newline comes back as another line. */
 	snprintf(text, sizeof(text), "[web]\n; %0197d\nbogus = 1\n", 0);
 	config_defaults(&c);
-	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) == -1);
+	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) < 0);
 	snprintf(at2, sizeof(at2), "%s:2: ", path);
 	snprintf(want, sizeof(want), "%s:3: bogus: unknown key 'bogus' in [web]", path);
 	if (strncmp(err, at2, strlen(at2))) /* not refused as too long: line 3 is the error */
@@ -651,7 +652,7 @@ static void test_unclosed_section_header(void)
 
 	config_defaults(&c);
 	CHECK(load_text(&c, "[web\nlisten_address = :1\n", path, sizeof(path), err, sizeof(err)) ==
-	      -1);
+	      -EINVAL);
 	snprintf(want, sizeof(want), "%s:1: ", path);
 	CHECK(!strncmp(err, want, strlen(want)));
 	CHECK(!strchr(err, '\n'));
@@ -801,7 +802,7 @@ static void test_tls_keys_together(void)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		config_defaults(&c);
-		CHECK(load_text(&c, bad[i], path, sizeof(path), err, sizeof(err)) == -1);
+		CHECK(load_text(&c, bad[i], path, sizeof(path), err, sizeof(err)) == -EINVAL);
 		snprintf(want, sizeof(want),
 			 "%s: [web] tls_cert_file and tls_key_file go together, and "
 			 "tls_client_ca_file needs them",
