@@ -392,5 +392,5 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 			 path);
 		return -1;
 	}
-	return pods_config_check(&c->pods, path, err, errlen);
+	return pods_config_check(&c->pods, path, err, errlen) ? -1 : 0;
 }
