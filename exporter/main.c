@@ -228,8 +228,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	if (events_start(env->events, env->kernel))
 		log_error(
 			"reload: sampling: cannot read the ring buffer; no events until a restart");
-	if (pods_reconfigure(pods, &next.pods))
-		log_error("reload: pods: cannot start the resolver; no pod labels");
+	pods_reconfigure(pods, &next.pods); /* a failure is logged: no pod labels */
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(sc, !failed);
@@ -452,8 +451,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Before HTTP: a scrape may ask for its filters from the first request on. */
-	if (pods_start(pods)) {
-		log_error("pods: cannot start the resolver");
+	if (pods_start(pods)) { /* logged */
 		exit_code = 1;
 		goto out;
 	}

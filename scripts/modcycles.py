@@ -85,8 +85,8 @@ for x in layering:
 if not layering:
     print('every call between folders is one the caller\'s README allows')
 # Process-wide by nature: the log threshold, libcurl's functions loaded once.
-ALLOWED = {('exporter/base/log', 'log_threshold'), ('exporter/pods/kubeapi', 'lc'),
-           ('exporter/pods/kubeapi', 'lc_handle')}
+ALLOWED = {('exporter/base/log', 'log_threshold'), ('exporter/pods/kubecurl', 'kube_lc'),
+           ('exporter/pods/kubecurl', 'lc_handle')}
 state = []
 for o in objs:
     m = os.path.relpath(o, b)[:-2]

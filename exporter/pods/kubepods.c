@@ -2,6 +2,7 @@
 /* Pod UID and container ID from kubepods cgroup paths: pure string work, unit tested. */
 #define _GNU_SOURCE /* memrchr */
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,13 +13,13 @@
 static int parse_uid(const char *s, size_t n, char *out)
 {
 	if (n != POD_UID_LEN)
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		bool sep = i == 8 || i == 13 || i == 18 || i == 23;
 
 		if (sep ? (s[i] != '-' && s[i] != '_') : !isxdigit((unsigned char)s[i])) {
 			out[0] = '\0';
-			return -1;
+			return -EINVAL;
 		}
 		out[i] = sep ? '-' : (char)tolower((unsigned char)s[i]);
 	}
@@ -30,10 +31,10 @@ static int parse_uid(const char *s, size_t n, char *out)
 static int parse_cid(const char *s, size_t n, char *out)
 {
 	if (n < 12 || n > CONTAINER_ID_MAX)
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (!isxdigit((unsigned char)s[i]))
-			return -1;
+			return -EINVAL;
 	memcpy(out, s, n);
 	out[n] = '\0';
 	return 0;
@@ -58,10 +59,10 @@ static int parse_pod_component(const char *s, size_t n, char *uid)
 	if (n > 3 && !memcmp(s, "pod", 3))
 		return parse_uid(s + 3, n - 3, uid);
 	if (!has_suffix(s, n, ".slice", &stem) || stem < POD_UID_LEN + 4)
-		return -1;
+		return -EINVAL;
 	p = s + stem - POD_UID_LEN - 4;
 	if (memcmp(p, "-pod", 4))
-		return -1;
+		return -EINVAL;
 	return parse_uid(p + 4, POD_UID_LEN, uid);
 }
 
@@ -126,12 +127,12 @@ int kubepods_parse(const char *path, struct kube_ids *out)
 			const char *last = memrchr(p, ':', n);
 
 			if (parse_pod_component(p, colon - p, out->pod_uid))
-				return -1;
+				return -ENOENT;
 			parse_container_component(last + 1, end - last - 1, out->container_id);
 			return 0;
 		}
 		if (!parse_pod_component(p, n, out->pod_uid))
 			found = true;
 	}
-	return found ? 0 : -1;
+	return found ? 0 : -ENOENT;
 }

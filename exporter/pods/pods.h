@@ -24,7 +24,8 @@ struct kube_ids {
 
 /*
  * Pod UID and container ID from one cgroup path (cgroupfs or systemd driver; containerd,
- * CRI-O, docker naming). 0 when the path is inside a kubepods pod cgroup, else -1.
+ * CRI-O, docker naming) (kubepods.c). 0 when the path is inside a kubepods pod cgroup, else
+ * -ENOENT.
  */
 int kubepods_parse(const char *path, struct kube_ids *out);
 
@@ -52,7 +53,7 @@ struct pods_config {
 	} per[PODS_MAX_COLLECTORS];
 };
 
-/* [pods] keys and per-collector pod_labels; 0 or -1 with err set. */
+/* [pods] keys and per-collector pod_labels (podsconf.c); 0 or -EINVAL with err set. */
 void pods_config_defaults(struct pods_config *c);
 int pods_config_set(struct pods_config *c, const char *key, const char *value, char *err,
 		    size_t errlen);
@@ -60,7 +61,7 @@ int pods_collector_labels(struct pods_config *c, const char *collector, const ch
 			  char *err, size_t errlen);
 /* The collector's labels key, to check pod_labels has the netns label to work from. */
 void pods_collector_netns(struct pods_config *c, const char *collector, const char *labels);
-/* After loading: "path:line: ..." in err when pod_labels lacks netns; 0 or -1. */
+/* After loading: "path:line: ..." in err when pod_labels lacks netns; 0 or -EINVAL. */
 int pods_config_check(const struct pods_config *c, const char *path, char *err, size_t errlen);
 /* The collector's pod_labels mask in c (0: off). */
 unsigned pods_labels_of(const struct pods_config *c, const char *collector);
@@ -73,11 +74,12 @@ struct pods;
 struct pods *pods_new(const struct pods_config *c);
 /*
  * A reload (holding the scrape lock): max_series and unchanged settings apply in place, other
- * pod_labels replace the filters, another source or timing restarts the resolver; 0 or -1.
+ * pod_labels replace the filters, another source or timing restarts the resolver; 0 or -errno,
+ * logged.
  */
 int pods_reconfigure(struct pods *p, const struct pods_config *c);
 
-/* Start the resolver thread when some collector asked for pod labels; 0 or -1. */
+/* Start the resolver thread when some collector asked for pod labels; 0 or -errno, logged. */
 int pods_start(struct pods *p);
 /* Stop the threads and forget what they found; pods_free stops and frees. */
 void pods_stop(struct pods *p);

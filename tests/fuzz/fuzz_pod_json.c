@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pods/kubeapi.h"
+#include "pods/kubedecode.h"
 
 struct run {
 	size_t n;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pods/kubeapi.h"
+#include "pods/kubedecode.h"
 
 struct expect {
 	const char *in, *end; /* the input, and where the next line starts */

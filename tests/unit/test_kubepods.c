@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Unit tests for exporter/pods/kubepods.c: cgroup paths of every driver and runtime we name. */
+#include <errno.h>
+
 #include "check.h"
 #include "pods/pods.h"
 
@@ -67,21 +69,21 @@ static void systemd_driver(void)
 
 static void not_pods(void)
 {
-	expect("/", -1, "", "");
-	expect("", -1, "", "");
-	expect("/system.slice/sshd.service", -1, "", "");
-	expect("/user.slice/user-1000.slice/session-2.scope", -1, "", "");
-	expect("/kubepods", -1, "", "");
-	expect("/kubepods.slice/kubepods-burstable.slice", -1, "", "");
-	expect("/kubepods/burstable", -1, "", "");
+	expect("/", -ENOENT, "", "");
+	expect("", -ENOENT, "", "");
+	expect("/system.slice/sshd.service", -ENOENT, "", "");
+	expect("/user.slice/user-1000.slice/session-2.scope", -ENOENT, "", "");
+	expect("/kubepods", -ENOENT, "", "");
+	expect("/kubepods.slice/kubepods-burstable.slice", -ENOENT, "", "");
+	expect("/kubepods/burstable", -ENOENT, "", "");
 	/* pod directories outside kubepods are someone else's. */
-	expect("/pod" UID "/" CID, -1, "", "");
+	expect("/pod" UID "/" CID, -ENOENT, "", "");
 	/* Malformed UIDs. */
-	expect("/kubepods/podnot-a-uid/" CID, -1, "", "");
-	expect("/kubepods/pod0a1b2c3d-4e5f-6789-abcd-ef012345678/" CID, -1, "", "");
-	expect("/kubepods/pod0a1b2c3d-4e5f-6789-abcd-ef01234567890/" CID, -1, "", "");
-	expect("/kubepods/pod0a1b2c3dx4e5f-6789-abcd-ef0123456789/" CID, -1, "", "");
-	expect("/kubepods/pod0a1b2c3g-4e5f-6789-abcd-ef0123456789/" CID, -1, "", "");
+	expect("/kubepods/podnot-a-uid/" CID, -ENOENT, "", "");
+	expect("/kubepods/pod0a1b2c3d-4e5f-6789-abcd-ef012345678/" CID, -ENOENT, "", "");
+	expect("/kubepods/pod0a1b2c3d-4e5f-6789-abcd-ef01234567890/" CID, -ENOENT, "", "");
+	expect("/kubepods/pod0a1b2c3dx4e5f-6789-abcd-ef0123456789/" CID, -ENOENT, "", "");
+	expect("/kubepods/pod0a1b2c3g-4e5f-6789-abcd-ef0123456789/" CID, -ENOENT, "", "");
 	/* Not a container ID: the pod is still known. */
 	expect("/kubepods/pod" UID "/not-hex-at-all", 0, UID, "");
 	expect("/kubepods/pod" UID "/abc", 0, UID, "");
