@@ -400,5 +400,5 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 			 path);
 		return -EINVAL;
 	}
-	return pods_config_check(&c->pods, path, err, errlen) ? -1 : 0;
+	return pods_config_check(&c->pods, path, err, errlen);
 }

@@ -329,12 +329,11 @@ void pin_remove(const char *root, const char *collector)
 		log_warn("pin: cannot remove %s: %s", dir, strerror(errno));
 }
 
-/* chown path to uid:gid; 0 or -errno (logged). */
-static int give(const char *path, uid_t uid, gid_t gid)
+/* chown path to uid:gid; a failure is logged and left in *err (-errno), the others go on. */
+static void give(const char *path, uid_t uid, gid_t gid, int *err)
 {
-	if (!fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW))
-		return 0;
-	return log_errno("pin: cannot hand %s to uid %u", path, (unsigned)uid);
+	if (fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW))
+		*err = log_errno("pin: cannot hand %s to uid %u", path, (unsigned)uid);
 }
 
 int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t gid)
@@ -346,18 +345,17 @@ int pin_give(const char *root, const char *const *collectors, uid_t uid, gid_t g
 
 	if (!root[0])
 		return 0;
-	/* Every pin is tried; the last failure is returned. */
-	err = give(root, uid, gid) ?: err;
+	give(root, uid, gid, &err);
 	for (; *collectors; collectors++) {
 		snprintf(dir, sizeof(dir), "%s/%s", root, *collectors);
 		d = opendir(dir);
 		if (!d)
 			continue; /* not pinned (yet): made by the user later */
-		err = give(dir, uid, gid) ?: err;
+		give(dir, uid, gid, &err);
 		while ((e = readdir(d)))
 			if (own_pin(e->d_name)) {
 				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-				err = give(path, uid, gid) ?: err;
+				give(path, uid, gid, &err);
 			}
 		closedir(d);
 	}

@@ -59,7 +59,7 @@ static void expect_error_at(int src_line, const char *text, int line, const char
 
 	check_case_failed = 0;
 	config_defaults(&c);
-	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) < 0);
+	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) == -EINVAL);
 	snprintf(want, sizeof(want), "%s:%d: %s", path, line, msg);
 	CHECK_STR(err, want);
 	if (check_case_failed)
@@ -588,7 +588,7 @@ static void test_line_numbers_after_long_line(void)
 	/* 199 characters: one more than a read takes; its newline comes back as another line. */
 	snprintf(text, sizeof(text), "[web]\n; %0197d\nbogus = 1\n", 0);
 	config_defaults(&c);
-	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) < 0);
+	CHECK(load_text(&c, text, path, sizeof(path), err, sizeof(err)) == -EINVAL);
 	snprintf(at2, sizeof(at2), "%s:2: ", path);
 	snprintf(want, sizeof(want), "%s:3: bogus: unknown key 'bogus' in [web]", path);
 	if (strncmp(err, at2, strlen(at2))) /* not refused as too long: line 3 is the error */
