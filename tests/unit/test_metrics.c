@@ -3,6 +3,7 @@
 #include "check.h"
 #include "metrics.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <zlib.h>
@@ -706,8 +707,11 @@ static void test_mbuf_oom(void)
 	mbuf_puts(&b, "more");
 	mbuf_printf(&b, "%d", 1);
 	CHECK(b.len == 4 && !strcmp(b.data, "keep"));
+	/* The one error convention: -ENOMEM, not false, while oom holds. */
+	CHECK(mbuf_reserve(&b, 1) == -ENOMEM);
 	mbuf_reset(&b);
 	CHECK(!b.oom);
+	CHECK(mbuf_reserve(&b, 16) == 0);
 	mbuf_puts(&b, "ok");
 	CHECK_STR(b.data, "ok");
 	mbuf_free(&b);
