@@ -171,7 +171,7 @@ static void test_utf8_table(void)
 	}
 }
 
-/* The sample writer (write_pair) has its own copy loop: the same results in a rendered series. */
+/* The sample writer (label_pair in text.c) has its own copy loop: the same results in a series. */
 static void test_utf8_label_rendered(void)
 {
 	for (size_t i = 0; i < N_UTF8_CASES; i++) {
