@@ -38,6 +38,7 @@ int http_begin(struct http *h, struct web *w, char *err, size_t errlen)
 {
 	const union MHD_DaemonInfo *info =
 		MHD_get_daemon_info(h->active->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+	char why[400];
 	struct stat st;
 	int fd, ret;
 
@@ -59,8 +60,9 @@ int http_begin(struct http *h, struct web *w, char *err, size_t errlen)
 		web_free(w);
 		return ret;
 	}
-	ret = web_start(w, fd, err, errlen);
+	ret = web_start(w, fd, why, sizeof(why));
 	if (ret) {
+		snprintf(err, errlen, "[web] %s", why);
 		close_if_ours(fd, st.st_ino);
 		web_free(w);
 		return ret;
