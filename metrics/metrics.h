@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Exposition library: Prometheus text 0.0.4 and OpenMetrics 1.0.0 rendering, label escaping,
- * content negotiation and gzip. Pure C: no BPF, no HTTP, so it can be unit tested alone.
+ * content negotiation and gzip. Pure C: no BPF, no HTTP, so it can be unit tested alone. One
+ * file per concern: mbuf.c the buffer, text.c UTF-8 and escaping, number.c numbers, expo.c the
+ * exposition, negotiate.c Accept headers, gzip.c compression.
  */
 #ifndef NETSTACK_METRICS_H
 #define NETSTACK_METRICS_H
@@ -19,8 +21,8 @@ struct mbuf {
 };
 
 void mbuf_reset(struct mbuf *b);
-/* Room for n more bytes plus a NUL; false (and oom set) when it cannot be had. */
-bool mbuf_reserve(struct mbuf *b, size_t n);
+/* Room for n more bytes plus a NUL: 0, or -ENOMEM (and oom set) when it cannot be had. */
+int mbuf_reserve(struct mbuf *b, size_t n);
 void mbuf_free(struct mbuf *b);
 void mbuf_write(struct mbuf *b, const void *p, size_t n);
 void mbuf_puts(struct mbuf *b, const char *s);
@@ -174,7 +176,7 @@ enum metric_format negotiate_format(const char *accept);
 const char *format_content_type(enum metric_format f);
 /* True when an Accept-Encoding header (NULL = absent) allows gzip with q > 0. */
 bool accepts_gzip(const char *accept_encoding);
-/* Gzip in[0..n) into out (reset first). Returns 0 or -1. */
+/* Gzip in[0..n) into out (reset first): 0, or -ENOMEM, or -EIO when zlib fails. */
 int gzip_buffer(const void *in, size_t n, struct mbuf *out);
 
 #endif

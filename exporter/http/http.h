@@ -11,7 +11,8 @@
  * Start-up in two steps. Open reads the TLS files and binds the listening socket while the
  * process may still (ports below 1024, files only root reads); start serves in
  * libmicrohttpd's own thread, after privileges are dropped so the thread inherits the dropped
- * state (capabilities are per thread). Both 0 or -1 (logged); http_stop cleans up either.
+ * state (capabilities are per thread). Open returns NULL with errno set, start -errno, both
+ * logged; http_stop cleans up either.
  * What it serves is main's, until after http_stop: sc renders /metrics, status is the status
  * page, evs the sampled events of /events.
  */
@@ -19,15 +20,14 @@ struct http;
 struct scrape;
 struct status;
 struct events;
-/* NULL: failed (logged) */
 struct http *http_open(const struct config *cfg, struct scrape *sc, const struct status *status,
 		       struct events *evs);
 int http_start(struct http *h);
 /*
  * A reload in three steps. Prepare reads and checks what a new configuration needs (the TLS
- * files parse, the key matches the certificate): NULL (reason in err) rejects it. Begin serves
- * with it beside the running daemon, on a duplicate of the same listening socket: -1 (reason in
- * err, w freed) rejects it and leaves the running daemon as it was. Retire stops the previous
+ * files parse, the key matches the certificate): NULL (reason in err, errno set) rejects it.
+ * Begin serves with it beside the running daemon, on a duplicate of the same listening socket:
+ * -errno (reason in err, w freed) rejects it and leaves the running daemon as it was. Retire stops the previous
  * daemon (its requests in flight get up to 1 s) and frees it; never call it holding the scrape
  * lock: the old daemon's requests may be waiting for it.
  */

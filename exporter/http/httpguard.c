@@ -428,14 +428,17 @@ void guard_job_drop(struct guard_job *job)
 		job_collect(job);
 }
 
-/* Under jobs_lock. */
+/* Under jobs_lock. 0, or -errno (logged: its caller answers 503). */
 static int start_worker(struct guard_pool *p)
 {
+	int err;
+
 	if (p->worker_started)
 		return 0;
-	if (pthread_create(&p->worker, NULL, worker, p)) {
+	err = pthread_create(&p->worker, NULL, worker, p);
+	if (err) {
 		log_error("http: cannot start the password check thread");
-		return -1;
+		return -err;
 	}
 	p->worker_started = true;
 	return 0;

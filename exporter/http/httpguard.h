@@ -20,6 +20,7 @@ struct guard;
  * guard made with it.
  */
 struct guard_pool;
+/* NULL with errno set (out of memory). */
 struct guard_pool *guard_pool_new(void);
 void guard_pool_free(struct guard_pool *p);
 
@@ -35,7 +36,10 @@ bool same_string(const char *a, const char *b);
  */
 #define GUARD_AUTH_QUEUE 16
 
-/* A guard for a daemon that serves max_conns connections (MHD gets max_conns + headroom). */
+/*
+ * A guard for a daemon that serves max_conns connections (MHD gets max_conns + headroom); NULL
+ * with errno set (out of memory).
+ */
 struct guard *guard_new(struct guard_pool *pool, unsigned max_conns);
 /* MHD's connection limit for it: room to accept while evicted connections are closing. */
 unsigned guard_mhd_limit(unsigned max_conns);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Responses: what every page of the HTTP front end answers with (a leaf below http.c). */
+/* Responses: what every page of the HTTP front end answers with (a leaf below httproute.c). */
 #include <microhttpd.h>
 #include <string.h>
 

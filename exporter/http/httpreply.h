@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Responses of the HTTP front end (httpreply.c), for http.c and the pages it routes to. */
+/* Responses of the HTTP front end (httpreply.c), for httproute.c and the pages it routes to. */
 #ifndef NETSTACK_HTTPREPLY_H
 #define NETSTACK_HTTPREPLY_H
 

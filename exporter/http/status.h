@@ -18,7 +18,7 @@
  * main.c, which samples; served by the HTTP front end. Both under the scrape lock.
  */
 struct status;
-/* sc (scrape.h) and evs (events.h, NULL: none) outlive the status; NULL: out of memory. */
+/* sc (scrape.h) and evs (events.h, NULL: none) outlive the status; NULL with errno set. */
 struct scrape;
 struct events;
 struct status *status_new(struct scrape *sc, struct events *evs);

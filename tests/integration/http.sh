@@ -129,7 +129,7 @@ check_eq "PUT / with a body status" 405 "$(fetch putd -X PUT -d 'x' "$U/")"
 check_eq "DELETE /metrics status" 405 "$(fetch delete -X DELETE "$U/metrics")"
 check_eq "GET /nope status" 404 "$(fetch nope "$U/nope")"
 check_eq "GET /metrics/ (trailing slash) status" 404 "$(fetch slash "$U/metrics/")"
-# http.c answers a GET with a body with 400 "GET takes no body".
+# httproute.c answers a GET with a body with 400 "GET takes no body".
 check_eq "GET /metrics with a body status" 400 "$(fetch getbody -X GET -d 'x' "$U/metrics")"
 check_eq "still serving /metrics after all that" 200 "$(fetch again "$U/metrics")"
 check "exporter still running" kill -0 "$EXPORTER_PID"

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "metrics.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <zlib.h>
@@ -170,7 +171,7 @@ static void test_utf8_table(void)
 	}
 }
 
-/* The sample writer (write_pair) has its own copy loop: the same results in a rendered series. */
+/* The sample writer (label_pair in text.c) has its own copy loop: the same results in a series. */
 static void test_utf8_label_rendered(void)
 {
 	for (size_t i = 0; i < N_UTF8_CASES; i++) {
@@ -706,8 +707,11 @@ static void test_mbuf_oom(void)
 	mbuf_puts(&b, "more");
 	mbuf_printf(&b, "%d", 1);
 	CHECK(b.len == 4 && !strcmp(b.data, "keep"));
+	/* The one error convention: -ENOMEM, not false, while oom holds. */
+	CHECK(mbuf_reserve(&b, 1) == -ENOMEM);
 	mbuf_reset(&b);
 	CHECK(!b.oom);
+	CHECK(mbuf_reserve(&b, 16) == 0);
 	mbuf_puts(&b, "ok");
 	CHECK_STR(b.data, "ok");
 	mbuf_free(&b);

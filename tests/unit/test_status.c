@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the status page's samples (exporter/http/status.c): collectors of its own write
- * netstack_skb_drops_total and netstack_tcp_resets_sent_total as real collectors do, samples
- * are taken at chosen times, and the rendered page is read back: collecting before a rate
- * exists, rates and sparklines, counter resets, the other row past STATUS_ROWS reasons with
- * nothing lost, quiet windows, and each way a source can be missing.
+ * Unit tests for the status page's samples (exporter/http/status.c) and its rendering
+ * (status_page.c): collectors of its own write netstack_skb_drops_total and
+ * netstack_tcp_resets_sent_total as real collectors do, samples are taken at chosen times, and
+ * the rendered page is read back: collecting before a rate exists, rates and sparklines,
+ * counter resets, the other row past STATUS_ROWS reasons with nothing lost, quiet windows, and
+ * each way a source can be missing.
  */
 #include "check.h"
 #include "collectors/collector.h"
