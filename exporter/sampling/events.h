@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Sampled events in user space: configuration ([sampling]), the shared ring buffer and its
- * consumer thread, the bounded store of recent events, their decoding and JSON form, and the
- * counters, alike for every type: what is particular to a type (its checks, analyzer, JSON and
- * HTML, exemplars) is its descriptor in exporter/sampling/analyzers/. HTTP views in events_http.c.
+ * Sampled events in user space, alike for every type: configuration ([sampling], settings.c),
+ * the shared ring buffer (events.c) and its consumer thread (consumer.c), decoding and the JSON
+ * form (decode.c), the bounded store of recent events and its queries (store.c), the counters
+ * (stats.c). What is particular to a type (its checks, analyzer, JSON and HTML, exemplars) is its
+ * descriptor in exporter/sampling/analyzers/. HTTP views in http/events_http.c.
  */
 #ifndef NETSTACK_EXPORTER_EVENTS_H
 #define NETSTACK_EXPORTER_EVENTS_H

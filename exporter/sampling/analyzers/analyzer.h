@@ -2,9 +2,9 @@
 /*
  * A sampled event type is one file here plus one row in the table (registry.c): everything
  * that differs between types (the checks of a raw event, its analyzer, its JSON members and
- * HTML detail, its top-K list, its exemplars) lives in that file, so events.c handles every
+ * HTML detail, its top-K list, its exemplars) lives in that file, so sampling/ handles every
  * type alike. A type keeps what its analyzer learns (top-K tables, exemplars) in a state its
- * init makes and fini frees, which events.c owns and hands to the other hooks: no file-static
+ * init makes and fini frees, which store.c owns and hands to the other hooks: no file-static
  * state. The hooks run with the event store locked (entry on the consumer thread, the
  * renderers on the HTTP thread), so a type's state needs no lock of its own, but for what
  * scrapes read without that lock (exemplar).
