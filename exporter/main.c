@@ -225,9 +225,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			}
 		}
 	}
-	if (events_start(env->events, env->kernel))
-		log_error(
-			"reload: sampling: cannot read the ring buffer; no events until a restart");
+	events_start(env->events, env->kernel); /* logged: no events until a restart */
 	if (pods_reconfigure(pods, &next.pods))
 		log_error("reload: pods: cannot start the resolver; no pod labels");
 	*cfg = next; /* under the lock: scrapes read the node label from it */

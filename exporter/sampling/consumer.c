@@ -110,12 +110,13 @@ int events_start(struct events *evs, const struct kernel *k)
 	err = events_analyzers_init(evs, k);
 	pthread_mutex_unlock(&evs->lock);
 	if (err)
-		return -1;
+		return err;
 	if (!evs->rb)
 		evs->rb = ring_buffer__new(evs->ring_fd, handle_event, evs, NULL);
 	if (!evs->rb) {
-		log_error("sampling: cannot read the ring buffer: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		log_error("sampling: cannot read the ring buffer: %s", strerror(-err));
+		return err;
 	}
 	__atomic_store_n(&evs->running, true, __ATOMIC_RELEASE);
 	err = pthread_create(&evs->thread, NULL, consume, evs);
@@ -123,6 +124,7 @@ int events_start(struct events *evs, const struct kernel *k)
 		__atomic_store_n(&evs->running, false, __ATOMIC_RELEASE);
 		ring_buffer__free(evs->rb);
 		evs->rb = NULL;
+		log_error("sampling: cannot start the consumer thread: %s", strerror(err));
 		return -err;
 	}
 	log_info("sampling: reading events (ring buffer %u bytes, keeping the last %u)",

@@ -34,6 +34,7 @@ int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type t
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "events");
 	struct bpf_map *state = bpf_object__find_map_by_name(obj, "events_state");
+	int err;
 
 	memset(sc, 0, sizeof(*sc));
 	if (state)
@@ -45,12 +46,18 @@ int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type t
 		evs->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0,
 					      evs->cfg.ring_bytes, NULL);
 		if (evs->ring_fd < 0) {
+			err = -errno;
+
 			log_error("sampling: cannot create a %u-byte ring buffer: %s",
-				  evs->cfg.ring_bytes, strerror(errno));
-			return -errno;
+				  evs->cfg.ring_bytes, strerror(-err));
+			return err;
 		}
 	}
-	return bpf_map__reuse_fd(map, evs->ring_fd);
+	err = bpf_map__reuse_fd(map, evs->ring_fd);
+	if (err)
+		log_error("sampling: cannot share the ring buffer with the %s programs: %s",
+			  event_type_name(type), strerror(-err));
+	return err;
 }
 
 unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)

@@ -52,13 +52,13 @@ struct sampling_config {
 
 /* Built-in defaults of [sampling]. */
 void events_defaults(struct sampling_config *c);
-/* One [sampling] key; 0 or -1 with err set. */
+/* One [sampling] key; 0, or -EINVAL with err set. */
 int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
 	       size_t errlen);
 /*
  * The sampled events of one exporter, run with c (copied): made before any collector starts
  * (main.c owns it), freed after every collector stopped and every thread that reads it joined.
- * NULL: out of memory.
+ * NULL with errno set: out of memory.
  */
 struct events;
 struct events *events_new(const struct sampling_config *c);
@@ -72,7 +72,7 @@ unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 
 /*
  * Called by a collector between open and load: fills the object's sample_cfg for type and,
- * when that type is sampled, makes the object use the shared ring buffer. 0 or -errno.
+ * when that type is sampled, makes the object use the shared ring buffer. 0 or -errno, logged.
  */
 int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type type,
 		   struct sample_config *cfg);
@@ -82,7 +82,8 @@ void events_loaded(struct events *evs, struct bpf_object *obj, enum event_type t
 void events_unloaded(struct events *evs, enum event_type type);
 /*
  * Start (again, after a reload) the consumer thread (a no-op when nothing is sampled). k
- * (reasons, TCP states, symbols) must outlive the thread: events_free joins it.
+ * (reasons, TCP states, symbols) must outlive the thread: events_free joins it. 0 or -errno,
+ * logged.
  */
 struct kernel;
 int events_start(struct events *evs, const struct kernel *k);
@@ -123,7 +124,7 @@ struct events_cursor {
 };
 void events_cursor_open(struct events *evs, struct events_cursor *c, const struct event_filter *f,
 			unsigned limit);
-/* Up to max bytes of JSON lines into buf: their number, 0 at the end, -1 out of memory. */
+/* Up to max bytes of JSON lines into buf: their number, 0 at the end, -ENOMEM. */
 long events_cursor_read(struct events_cursor *c, char *buf, size_t max);
 void events_cursor_close(struct events_cursor *c);
 /* The analyzers' top-K lists as one JSON object. */

@@ -62,7 +62,7 @@ bool sampling_config_on(const struct sampling_config *c);
 void events_store_resize(struct events *evs, unsigned max);
 /*
  * Each type's state, made once; k NULL: without the kernel's names (the fuzzer). Lock held. 0 or
- * -1, logged.
+ * -errno, logged.
  */
 int events_analyzers_init(struct events *evs, const struct kernel *k);
 /*

@@ -22,8 +22,9 @@ void events_defaults(struct sampling_config *c)
 	c->stdout_per_second = 100;
 }
 
-int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
-	       size_t errlen)
+/* One key; nonzero with err set (the value parsers' own failures among them). */
+static int set_key(struct sampling_config *c, const char *key, const char *value, char *err,
+		   size_t errlen)
 {
 	for (int t = 1; t < EV_NR_TYPES; t++) {
 		const char *name = event_descs[t] ? event_descs[t]->name : "";
@@ -50,17 +51,23 @@ int events_set(struct sampling_config *c, const char *key, const char *value, ch
 		unsigned v;
 
 		if (parse_uint(value, 4096, 1u << 30, &v, err, errlen))
-			return -1;
+			return -EINVAL;
 		/* The kernel wants a power of two and a multiple of the page size. */
 		if (v & (v - 1) || v % (unsigned)sysconf(_SC_PAGESIZE)) {
 			snprintf(err, errlen, "expected a power of two from 4096, got '%s'", value);
-			return -1;
+			return -EINVAL;
 		}
 		c->ring_bytes = v;
 		return 0;
 	}
 	snprintf(err, errlen, "unknown key '%s' in [sampling]", key);
-	return -1;
+	return -EINVAL;
+}
+
+int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
+	       size_t errlen)
+{
+	return set_key(c, key, value, err, errlen) ? -EINVAL : 0;
 }
 
 void sampling_config_bpf(const struct sampling_config *c, enum event_type type,

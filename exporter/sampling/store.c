@@ -3,6 +3,7 @@
  * The store of recent events, filled through each type's analyzer, and what reads it: GET
  * /events, /events/top, the landing page, exemplars; also the lines queued for stdout.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,14 +80,15 @@ int events_analyzers_init(struct events *evs, const struct kernel *k)
 {
 	for (int t = 1; t < EV_NR_TYPES && !evs->analyzers_ready; t++) {
 		void *s = NULL;
+		int err = event_descs[t] ? event_descs[t]->init(k, &s) : 0;
 
-		if (event_descs[t] && !event_descs[t]->init(k, &s)) {
-			__atomic_store_n(&evs->states[t], s, __ATOMIC_RELEASE);
-		} else if (event_descs[t]) {
+		if (err) {
 			log_error("sampling: cannot set up the %s analyzer", event_type_name(t));
 			events_analyzers_fini(evs);
-			return -1;
+			return err;
 		}
+		if (s)
+			__atomic_store_n(&evs->states[t], s, __ATOMIC_RELEASE);
 	}
 	evs->analyzers_ready = true;
 	return 0;
@@ -211,7 +213,7 @@ long events_cursor_read(struct events_cursor *c, char *buf, size_t max)
 		}
 		pthread_mutex_unlock(&evs->lock);
 		if (c->pending.oom)
-			return -1;
+			return -ENOMEM;
 	}
 	n = c->pending.len - c->off;
 	if (n > max)

@@ -26,7 +26,7 @@ struct event_desc {
 	/*
 	 * Make the type's state in *state, once, before its first event (the main thread, before
 	 * the consumer starts). k is read-only and outlives the state; NULL when there is no
-	 * kernel context (the fuzzer): names are then left out. 0, or -1 with nothing made.
+	 * kernel context (the fuzzer): names are then left out. 0, or -ENOMEM with nothing made.
 	 */
 	int (*init)(const struct kernel *k, void **state);
 	/* The analyzer: enrich the record before it is stored, count it. */
