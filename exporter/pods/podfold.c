@@ -16,63 +16,19 @@
 
 #include "base/log.h"
 #include "pods/foldlabels.h"
+#include "pods/foldtable.h"
 #include "pods/podfold.h"
 #include "pods/pods.h"
-
-/*
- * The fold's tables are uthash tables keyed by label set: the key is a node's struct labels,
- * hashed and compared whole, never joined into text. Out of memory, an add fails (the node's
- * hh.tbl is NULL) rather than exiting.
- */
-#define HASH_FUNCTION(key, len, hashv) ((hashv) = (unsigned)labels_hash(key))
-#define HASH_KEYCMP(a, b, len) labels_cmp(a, b)
-#define HASH_NONFATAL_OOM 1
-#include <uthash.h>
 
 #define GONE_LABEL "__gone__"
 
 enum out_kind { OUT_NORMAL, OUT_OVERFLOW, OUT_GONE };
-
-/* An entry of a table: in, out and overflowed start with one. */
-struct node {
-	UT_hash_handle hh;
-	struct lset key;
-};
 
 struct podfold {
 	struct fam *fams;
 	struct podsnap *snap; /* the resolver's */
 	unsigned max_series;
 };
-
-/* Each entry n of a table, in insertion order; the loop may delete n (tmp is its next). */
-#define for_each(head, n, tmp) for ((n) = (head); (n) && ((tmp) = (n)->hh.next, 1); (n) = (tmp))
-
-static void *find(struct node *head, const struct labels *key)
-{
-	struct node *n;
-
-	HASH_FIND(hh, head, key, sizeof(*key), n);
-	return n;
-}
-
-/* Add nd, keyed by its key (never changed while it is in the table); 0 or -ENOMEM. */
-static int add_node(struct node **head, struct node *nd)
-{
-	HASH_ADD_KEYPTR(hh, *head, &nd->key.l, sizeof(nd->key.l), nd);
-	return nd->hh.tbl ? 0 : -ENOMEM;
-}
-
-/*
- * Delete nd from its table. nd is the head exactly when it has no predecessor: uthash keeps that,
- * and saying so spares the static analyser a path where a freed entry is still the head.
- */
-static void del_node(struct node **head, struct node *nd)
-{
-	if ((*head == nd) != !nd->hh.prev)
-		__builtin_unreachable();
-	HASH_DELETE(hh, *head, nd);
-}
 
 /* A value: nv bucket counts (one for a counter) and a sum (histograms only). */
 struct val {
@@ -201,7 +157,7 @@ static struct out *out_new(struct fam *f, const struct labels *key, enum out_kin
 	o->kind = kind;
 	if (lset_set(&o->nd.key, key) || val_init(&o->carry, f->nv) || val_init(&o->cur, f->nv))
 		goto fail;
-	if (add_node(&f->outs, &o->nd))
+	if (table_add(&f->outs, &o->nd))
 		goto fail;
 	if (kind == OUT_NORMAL)
 		f->n_normal++;
@@ -213,7 +169,7 @@ fail:
 
 static void out_del(struct fam *f, struct out *o)
 {
-	del_node(&f->outs, &o->nd);
+	table_del(&f->outs, &o->nd);
 	if (o->kind == OUT_NORMAL)
 		f->n_normal--;
 	out_free(o);
@@ -291,14 +247,14 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 	if (!fold_out_labels(&want, l, pf->mask, a, marker))
 		return; /* more than LABELS_MAX: cannot happen with our collectors */
 
-	in = find(f->ins, l);
+	in = table_find(f->ins, l);
 	if (!in) {
 		in = calloc(1, sizeof(*in));
 		if (!in)
 			return;
 		if (lset_set(&in->nd.key, l) || val_init(&in->base, f->nv) ||
 		    val_init(&in->last, f->nv) || val_init(&in->now, f->nv) ||
-		    add_node(&f->ins, &in->nd)) {
+		    table_add(&f->ins, &in->nd)) {
 			in_free(in);
 			return;
 		}
@@ -329,11 +285,11 @@ static struct out *place(struct fam *f, struct in *in, unsigned max)
 	if (in->want_kind != OUT_NORMAL || f->n_normal < max)
 		return out_new(f, &in->want.l, in->want_kind);
 	/* Over the cap: the overflow series of the same other labels. */
-	ov = find(f->overflowed, &in->want.l);
+	ov = table_find(f->overflowed, &in->want.l);
 	if (!ov) {
 		ov = calloc(1, sizeof(*ov));
 		if (ov && !lset_set(&ov->nd.key, &in->want.l) &&
-		    !add_node(&f->overflowed, &ov->nd)) {
+		    !table_add(&f->overflowed, &ov->nd)) {
 			f->overflow_total++;
 		} else if (ov) {
 			free(ov->nd.key.mem);
@@ -348,7 +304,7 @@ static struct out *place(struct fam *f, struct in *in, unsigned max)
 	if (ov)
 		ov->gen = f->gen;
 	fold_remark(&key, &in->want.l, OVERFLOW_LABEL);
-	o = find(f->outs, &key);
+	o = table_find(f->outs, &key);
 	return o ? o : out_new(f, &key, OUT_OVERFLOW);
 }
 
@@ -364,8 +320,7 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 	struct node *n, *tmp;
 
 	/* Inputs the collector no longer reports leave their counts where they were. */
-	for_each(f->ins, n, tmp)
-	{
+	table_for_each(f->ins, n, tmp) {
 		struct in *in = (struct in *)n;
 
 		if (in->gen == f->gen)
@@ -374,20 +329,19 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
 			in->out->nin--;
 		}
-		del_node(&f->ins, n);
+		table_del(&f->ins, n);
 		in_free(in);
 	}
 	/* Live (unexpired) inputs per output, to know whether an expiry empties it. */
-	for_each(f->outs, n, tmp)((struct out *)n)->live = 0;
-	for_each(f->ins, n, tmp)
-	{
+	table_for_each(f->outs, n, tmp)
+		((struct out *)n)->live = 0;
+	table_for_each(f->ins, n, tmp) {
 		struct in *in = (struct in *)n;
 
 		if (in->out && !in->expired)
 			in->out->live++;
 	}
-	for_each(f->ins, n, tmp)
-	{
+	table_for_each(f->ins, n, tmp) {
 		struct in *in = (struct in *)n;
 		struct out *to;
 		struct overflowed *ov;
@@ -401,11 +355,11 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 			goto keep;
 		/* Once folded into overflow, a label set stays there: no counter jumps back. */
 		if (in->out && in->out->kind == OUT_OVERFLOW && in->want_kind == OUT_NORMAL &&
-		    (ov = find(f->overflowed, &in->want.l))) {
+		    (ov = table_find(f->overflowed, &in->want.l))) {
 			ov->gen = f->gen;
 			goto keep;
 		}
-		to = find(f->outs, &in->want.l);
+		to = table_find(f->outs, &in->want.l);
 		if (!to)
 			to = place(f, in, max);
 		if (!to)
@@ -426,8 +380,7 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		val_copy(&in->last, &in->now, f->nv);
 	}
 	/* Empty series of expired pods: their counts join the remainder, the series goes. */
-	for_each(f->outs, n, tmp)
-	{
+	table_for_each(f->outs, n, tmp) {
 		struct out *o = (struct out *)n, *gone;
 		struct labels key;
 		const struct pod_attr *a;
@@ -439,7 +392,7 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 			continue;
 		if (val_total(&o->carry, f->nv)) {
 			fold_remark(&key, &o->nd.key.l, GONE_LABEL);
-			gone = find(f->outs, &key);
+			gone = table_find(f->outs, &key);
 			if (!gone)
 				gone = out_new(f, &key, OUT_GONE);
 			if (gone)
@@ -447,10 +400,9 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		}
 		out_del(f, o);
 	}
-	for_each(f->overflowed, n, tmp)
-	{
+	table_for_each(f->overflowed, n, tmp) {
 		if (((struct overflowed *)n)->gen != f->gen) {
-			del_node(&f->overflowed, n);
+			table_del(&f->overflowed, n);
 			free(n->key.mem);
 			free(n);
 		}
@@ -473,16 +425,14 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 	v = malloc((HASH_COUNT(f->outs) + 1) * sizeof(struct out *));
 	if (!v)
 		goto out;
-	for_each(f->outs, nd, tmp)
-	{
+	table_for_each(f->outs, nd, tmp) {
 		struct out *o = (struct out *)nd;
 
 		val_copy(&o->cur, &o->carry, f->nv);
 		o->ex = NULL;
 		v[n++] = o;
 	}
-	for_each(f->ins, nd, tmp)
-	{
+	table_for_each(f->ins, nd, tmp) {
 		struct in *in = (struct in *)nd;
 
 		if (!in->out)
@@ -535,18 +485,6 @@ void podfold_render_metrics(struct podfold *fold, struct expo *e)
 
 		labels_add(&l, "metric", f->name);
 		expo_u64(e, &l, f->overflow_total);
-	}
-}
-
-/* Empty a table, freeing its entries with fn. */
-static void table_free(struct node **head, void (*fn)(void *))
-{
-	struct node *n, *tmp;
-
-	for_each(*head, n, tmp)
-	{
-		del_node(head, n);
-		fn(n);
 	}
 }
 
