@@ -225,10 +225,8 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 			}
 		}
 	}
-	if (events_start(env->events, env->kernel))
-		log_error(
-			"reload: sampling: cannot read the ring buffer; no events until a restart");
-	pods_reconfigure(pods, &next.pods); /* a failure is logged: no pod labels */
+	events_start(env->events, env->kernel); /* logged: no events until a restart */
+	pods_reconfigure(pods, &next.pods);	/* logged: no pod labels */
 	*cfg = next; /* under the lock: scrapes read the node label from it */
 	__atomic_store_n(&log_threshold, cfg->log_level, __ATOMIC_RELAXED); /* others log */
 	scrape_reload_result(sc, !failed);

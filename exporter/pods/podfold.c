@@ -9,11 +9,14 @@
  * departed inputs left in it (carry), and renders carry + sum(value - base) of its inputs. An
  * expired pod's series hands its carry and its inputs to the "__gone__" remainder series.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "pods/foldlabels.h"
+#include "pods/foldtable.h"
 #include "pods/podfold.h"
 #include "pods/pods.h"
 
@@ -21,164 +24,11 @@
 
 enum out_kind { OUT_NORMAL, OUT_OVERFLOW, OUT_GONE };
 
-/*
- * A label set the fold owns: the names and values copied into one allocation. Kept as
- * structures end to end, never joined into text: a value may hold any byte but NUL.
- */
-struct lset {
-	struct labels l;
-	char *mem;
-};
-
-/* Intrusive hash table keyed by label set: entries start with a struct node. */
-struct node {
-	struct node *next;
-	struct lset key;
-	uint64_t hash;
-};
-
-struct smap {
-	struct node **b;
-	size_t nb, n;
-};
-
 struct podfold {
 	struct fam *fams;
 	struct podsnap *snap; /* the resolver's */
 	unsigned max_series;
-	struct node **all; /* smap_all's buffer */
-	size_t all_cap;
 };
-
-/* FNV-1a over each name and value with its NUL. */
-static uint64_t hash_labels(const struct labels *l)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (int i = 0; i < l->n; i++) {
-		for (const char *s = l->name[i];; s++) {
-			h = (h ^ (unsigned char)*s) * 1099511628211ull;
-			if (!*s)
-				break;
-		}
-		for (const char *s = l->value[i];; s++) {
-			h = (h ^ (unsigned char)*s) * 1099511628211ull;
-			if (!*s)
-				break;
-		}
-	}
-	return h;
-}
-
-/* Label by label, name then value: the order series are rendered in. */
-static int cmp_labels(const struct labels *a, const struct labels *b)
-{
-	for (int i = 0; i < a->n && i < b->n; i++) {
-		int c = strcmp(a->name[i], b->name[i]);
-
-		if (!c)
-			c = strcmp(a->value[i], b->value[i]);
-		if (c)
-			return c;
-	}
-	return a->n - b->n;
-}
-
-/* Copy l into s (s->mem NULL or owned, replaced); -1 when out of memory, s unchanged. */
-static int lset_set(struct lset *s, const struct labels *l)
-{
-	size_t len = 0;
-	char *mem, *p;
-
-	for (int i = 0; i < l->n; i++)
-		len += strlen(l->name[i]) + strlen(l->value[i]) + 2;
-	mem = malloc(len ? len : 1);
-	if (!mem)
-		return -1;
-	free(s->mem);
-	s->mem = p = mem;
-	s->l.n = l->n;
-	for (int i = 0; i < l->n; i++) {
-		s->l.name[i] = strcpy(p, l->name[i]);
-		p += strlen(p) + 1;
-		s->l.value[i] = strcpy(p, l->value[i]);
-		p += strlen(p) + 1;
-	}
-	return 0;
-}
-
-static void *smap_find(const struct smap *m, const struct labels *key)
-{
-	uint64_t h = hash_labels(key);
-
-	if (!m->nb)
-		return NULL;
-	for (struct node *n = m->b[h % m->nb]; n; n = n->next)
-		if (n->hash == h && !cmp_labels(&n->key.l, key))
-			return n;
-	return NULL;
-}
-
-static int smap_add(struct smap *m, struct node *nd)
-{
-	if (m->n >= m->nb) {
-		size_t nb = m->nb ? m->nb * 2 : 64;
-		struct node **b = calloc(nb, sizeof(struct node *));
-
-		if (!b)
-			return -1;
-		for (size_t i = 0; i < m->nb; i++) {
-			for (struct node *n = m->b[i], *next; n; n = next) {
-				next = n->next;
-				n->next = b[n->hash % nb];
-				b[n->hash % nb] = n;
-			}
-		}
-		free(m->b);
-		m->b = b;
-		m->nb = nb;
-	}
-	nd->hash = hash_labels(&nd->key.l);
-	nd->next = m->b[nd->hash % m->nb];
-	m->b[nd->hash % m->nb] = nd;
-	m->n++;
-	return 0;
-}
-
-static void smap_del(struct smap *m, struct node *nd)
-{
-	for (struct node **p = &m->b[nd->hash % m->nb]; *p; p = &(*p)->next) {
-		if (*p == nd) {
-			*p = nd->next;
-			m->n--;
-			return;
-		}
-	}
-}
-
-/*
- * The entries at this moment, NULL-terminated, in fold's buffer reused by the next call (loops
- * are never nested): the caller may add and delete entries while walking it. NULL if out of
- * memory.
- */
-static struct node **smap_all(struct podfold *fold, const struct smap *m)
-{
-	size_t n = 0;
-
-	if (!fold->all || m->n + 1 > fold->all_cap) {
-		struct node **v = realloc(fold->all, (m->n + 1) * 2 * sizeof(struct node *));
-
-		if (!v)
-			return NULL;
-		fold->all = v;
-		fold->all_cap = (m->n + 1) * 2;
-	}
-	for (size_t i = 0; i < m->nb; i++)
-		for (struct node *nd = m->b[i]; nd; nd = nd->next)
-			fold->all[n++] = nd;
-	fold->all[n] = NULL;
-	return fold->all;
-}
 
 /* A value: nv bucket counts (one for a counter) and a sum (histograms only). */
 struct val {
@@ -222,7 +72,7 @@ struct fam {
 	enum metric_type type;
 	int nv; /* values per series; 0 until the first sample */
 	double *bounds;
-	struct smap outs, ins, overflowed;
+	struct node *outs, *ins, *overflowed; /* uthash tables */
 	unsigned n_normal;
 	uint64_t overflow_total, gen;
 	bool logged_overflow, logged_shape;
@@ -258,7 +108,7 @@ static int val_init(struct val *v, int nv)
 {
 	v->c = calloc(nv, sizeof(*v->c));
 	v->sum = 0;
-	return v->c ? 0 : -1;
+	return v->c ? 0 : -ENOMEM;
 }
 
 /* to += a - b */
@@ -290,78 +140,6 @@ static uint64_t val_total(const struct val *v, int nv)
 	return t;
 }
 
-static bool is_attr_label(const char *name)
-{
-	static const char *const names[] = { "namespace", "pod", "container", "process", "netns" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return true;
-	return false;
-}
-
-/* Append a label; false when the set is full. */
-static bool add(struct labels *l, const char *name, const char *value)
-{
-	if (l->n >= LABELS_MAX)
-		return false;
-	l->name[l->n] = name;
-	l->value[l->n++] = value;
-	return true;
-}
-
-/*
- * The output labels of a sample: its labels with netns dropped (unless kept), then the
- * attribution labels of mask. marker, when set, replaces every attribution value. The result
- * points into l, a and marker.
- */
-static bool out_labels(struct labels *o, const struct labels *l, unsigned mask,
-		       const struct pod_attr *a, const char *marker)
-{
-	static const struct {
-		unsigned bit;
-		const char *name;
-	} attrs[] = { { POD_LABEL_NAMESPACE, "namespace" },
-		      { POD_LABEL_POD, "pod" },
-		      { POD_LABEL_CONTAINER, "container" },
-		      { POD_LABEL_PROCESS, "process" } };
-
-	o->n = 0;
-	for (int i = 0; i < l->n; i++) {
-		if (!strcmp(l->name[i], "netns")) {
-			if ((mask & POD_LABEL_NETNS) &&
-			    !add(o, "netns", marker ? marker : l->value[i]))
-				return false;
-		} else if (!add(o, l->name[i], l->value[i])) {
-			return false;
-		}
-	}
-	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		const char *v = marker ? marker : "";
-
-		if (!(mask & attrs[i].bit))
-			continue;
-		if (!marker && a) {
-			v = attrs[i].bit == POD_LABEL_NAMESPACE	  ? a->namespace
-			    : attrs[i].bit == POD_LABEL_POD	  ? a->pod
-			    : attrs[i].bit == POD_LABEL_CONTAINER ? a->container
-								  : a->process;
-		}
-		if (!add(o, attrs[i].name, v))
-			return false;
-	}
-	return true;
-}
-
-/* The same labels with every attribution value replaced by marker (pointing into l). */
-static void remark(struct labels *o, const struct labels *l, const char *marker)
-{
-	*o = *l;
-	for (int i = 0; i < l->n; i++)
-		if (is_attr_label(l->name[i]))
-			o->value[i] = marker;
-}
-
 static void out_free(struct out *o)
 {
 	free(o->nd.key.mem);
@@ -379,7 +157,7 @@ static struct out *out_new(struct fam *f, const struct labels *key, enum out_kin
 	o->kind = kind;
 	if (lset_set(&o->nd.key, key) || val_init(&o->carry, f->nv) || val_init(&o->cur, f->nv))
 		goto fail;
-	if (smap_add(&f->outs, &o->nd))
+	if (table_add(&f->outs, &o->nd))
 		goto fail;
 	if (kind == OUT_NORMAL)
 		f->n_normal++;
@@ -391,7 +169,7 @@ fail:
 
 static void out_del(struct fam *f, struct out *o)
 {
-	smap_del(&f->outs, &o->nd);
+	table_del(&f->outs, &o->nd);
 	if (o->kind == OUT_NORMAL)
 		f->n_normal--;
 	out_free(o);
@@ -466,22 +244,22 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 			marker = GONE_LABEL;
 		}
 	}
-	if (!out_labels(&want, l, pf->mask, a, marker))
+	if (!fold_out_labels(&want, l, pf->mask, a, marker))
 		return; /* more than LABELS_MAX: cannot happen with our collectors */
 
-	in = smap_find(&f->ins, l);
+	in = table_find(f->ins, l);
 	if (!in) {
 		in = calloc(1, sizeof(*in));
 		if (!in)
 			return;
 		if (lset_set(&in->nd.key, l) || val_init(&in->base, f->nv) ||
 		    val_init(&in->last, f->nv) || val_init(&in->now, f->nv) ||
-		    smap_add(&f->ins, &in->nd)) {
+		    table_add(&f->ins, &in->nd)) {
 			in_free(in);
 			return;
 		}
 	}
-	if ((!in->want.mem || cmp_labels(&in->want.l, &want)) && lset_set(&in->want, &want))
+	if ((!in->want.mem || labels_cmp(&in->want.l, &want)) && lset_set(&in->want, &want))
 		return;
 	/* The newest exemplar of the input; its output shows the newest of its inputs'. */
 	if (ex && !lset_set(&in->ex, ex->l)) {
@@ -507,11 +285,11 @@ static struct out *place(struct fam *f, struct in *in, unsigned max)
 	if (in->want_kind != OUT_NORMAL || f->n_normal < max)
 		return out_new(f, &in->want.l, in->want_kind);
 	/* Over the cap: the overflow series of the same other labels. */
-	ov = smap_find(&f->overflowed, &in->want.l);
+	ov = table_find(f->overflowed, &in->want.l);
 	if (!ov) {
 		ov = calloc(1, sizeof(*ov));
 		if (ov && !lset_set(&ov->nd.key, &in->want.l) &&
-		    !smap_add(&f->overflowed, &ov->nd)) {
+		    !table_add(&f->overflowed, &ov->nd)) {
 			f->overflow_total++;
 		} else if (ov) {
 			free(ov->nd.key.mem);
@@ -525,23 +303,24 @@ static struct out *place(struct fam *f, struct in *in, unsigned max)
 	}
 	if (ov)
 		ov->gen = f->gen;
-	remark(&key, &in->want.l, OVERFLOW_LABEL);
-	o = smap_find(&f->outs, &key);
+	fold_remark(&key, &in->want.l, OVERFLOW_LABEL);
+	o = table_find(f->outs, &key);
 	return o ? o : out_new(f, &key, OUT_OVERFLOW);
 }
 
 static int cmp_out(const void *a, const void *b)
 {
-	return cmp_labels(&(*(struct out *const *)a)->nd.key.l,
+	return labels_cmp(&(*(struct out *const *)a)->nd.key.l,
 			  &(*(struct out *const *)b)->nd.key.l);
 }
 
 static void fold_family(struct pods_filter *pf, struct fam *f)
 {
 	unsigned max = pf->fold->max_series;
+	struct node *n, *tmp;
 
 	/* Inputs the collector no longer reports leave their counts where they were. */
-	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
+	table_for_each(f->ins, n, tmp) {
 		struct in *in = (struct in *)n;
 
 		if (in->gen == f->gen)
@@ -550,19 +329,19 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
 			in->out->nin--;
 		}
-		smap_del(&f->ins, n);
+		table_del(&f->ins, n);
 		in_free(in);
 	}
 	/* Live (unexpired) inputs per output, to know whether an expiry empties it. */
-	for (struct node **it_ = smap_all(pf->fold, &f->outs), *n; it_ && (n = *it_); it_++)
+	table_for_each(f->outs, n, tmp)
 		((struct out *)n)->live = 0;
-	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
+	table_for_each(f->ins, n, tmp) {
 		struct in *in = (struct in *)n;
 
 		if (in->out && !in->expired)
 			in->out->live++;
 	}
-	for (struct node **it_ = smap_all(pf->fold, &f->ins), *n; it_ && (n = *it_); it_++) {
+	table_for_each(f->ins, n, tmp) {
 		struct in *in = (struct in *)n;
 		struct out *to;
 		struct overflowed *ov;
@@ -572,15 +351,15 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
 			val_zero(&in->base, f->nv);
 		}
-		if (in->out && !cmp_labels(&in->out->nd.key.l, &in->want.l))
+		if (in->out && !labels_cmp(&in->out->nd.key.l, &in->want.l))
 			goto keep;
 		/* Once folded into overflow, a label set stays there: no counter jumps back. */
 		if (in->out && in->out->kind == OUT_OVERFLOW && in->want_kind == OUT_NORMAL &&
-		    (ov = smap_find(&f->overflowed, &in->want.l))) {
+		    (ov = table_find(f->overflowed, &in->want.l))) {
 			ov->gen = f->gen;
 			goto keep;
 		}
-		to = smap_find(&f->outs, &in->want.l);
+		to = table_find(f->outs, &in->want.l);
 		if (!to)
 			to = place(f, in, max);
 		if (!to)
@@ -601,7 +380,7 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		val_copy(&in->last, &in->now, f->nv);
 	}
 	/* Empty series of expired pods: their counts join the remainder, the series goes. */
-	for (struct node **it_ = smap_all(pf->fold, &f->outs), *n; it_ && (n = *it_); it_++) {
+	table_for_each(f->outs, n, tmp) {
 		struct out *o = (struct out *)n, *gone;
 		struct labels key;
 		const struct pod_attr *a;
@@ -612,8 +391,8 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		if (!o->expired && !(a && a->expired) && val_total(&o->carry, f->nv))
 			continue;
 		if (val_total(&o->carry, f->nv)) {
-			remark(&key, &o->nd.key.l, GONE_LABEL);
-			gone = smap_find(&f->outs, &key);
+			fold_remark(&key, &o->nd.key.l, GONE_LABEL);
+			gone = table_find(f->outs, &key);
 			if (!gone)
 				gone = out_new(f, &key, OUT_GONE);
 			if (gone)
@@ -621,9 +400,9 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		}
 		out_del(f, o);
 	}
-	for (struct node **it_ = smap_all(pf->fold, &f->overflowed), *n; it_ && (n = *it_); it_++) {
+	table_for_each(f->overflowed, n, tmp) {
 		if (((struct overflowed *)n)->gen != f->gen) {
-			smap_del(&f->overflowed, n);
+			table_del(&f->overflowed, n);
 			free(n->key.mem);
 			free(n);
 		}
@@ -634,6 +413,7 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 {
 	struct pods_filter *pf = (struct pods_filter *)ef;
 	struct fam *f = pf->cur;
+	struct node *nd, *tmp;
 	struct out **v;
 	size_t n = 0;
 
@@ -642,17 +422,17 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 	if (!keep || !f->nv)
 		goto out;
 	fold_family(pf, f);
-	v = malloc((f->outs.n + 1) * sizeof(struct out *));
+	v = malloc((HASH_COUNT(f->outs) + 1) * sizeof(struct out *));
 	if (!v)
 		goto out;
-	for (struct node **it_ = smap_all(pf->fold, &f->outs), *nd; it_ && (nd = *it_); it_++) {
+	table_for_each(f->outs, nd, tmp) {
 		struct out *o = (struct out *)nd;
 
 		val_copy(&o->cur, &o->carry, f->nv);
 		o->ex = NULL;
 		v[n++] = o;
 	}
-	for (struct node **it_ = smap_all(pf->fold, &f->ins), *nd; it_ && (nd = *it_); it_++) {
+	table_for_each(f->ins, nd, tmp) {
 		struct in *in = (struct in *)nd;
 
 		if (!in->out)
@@ -708,14 +488,6 @@ void podfold_render_metrics(struct podfold *fold, struct expo *e)
 	}
 }
 
-static void smap_free(struct podfold *fold, struct smap *m, void (*fn)(void *))
-{
-	for (struct node **it_ = smap_all(fold, m), *n; it_ && (n = *it_); it_++)
-		fn(n);
-	free(m->b);
-	memset(m, 0, sizeof(*m));
-}
-
 static void free_overflowed(void *p)
 {
 	free(((struct node *)p)->key.mem);
@@ -752,9 +524,9 @@ void podfold_clear(struct podfold *fold)
 		struct fam *f = fold->fams;
 
 		fold->fams = f->next;
-		smap_free(fold, &f->ins, free_in);
-		smap_free(fold, &f->outs, free_out);
-		smap_free(fold, &f->overflowed, free_overflowed);
+		table_free(&f->ins, free_in);
+		table_free(&f->outs, free_out);
+		table_free(&f->overflowed, free_overflowed);
 		free(f->bounds);
 		free(f->name);
 		free(f);
@@ -766,6 +538,5 @@ void podfold_free(struct podfold *fold)
 	if (!fold)
 		return;
 	podfold_clear(fold);
-	free(fold->all);
 	free(fold);
 }

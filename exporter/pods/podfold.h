@@ -51,7 +51,8 @@ struct podfold *podfold_new(struct podsnap *snap);
 void podfold_max_series(struct podfold *f, unsigned max);
 /* The fold's own metrics (netstack_series_overflow_total). */
 void podfold_render_metrics(struct podfold *f, struct expo *e);
-/* A render-time filter folding netns into the labels of mask (free it with free()). */
+/* A render-time filter folding netns into the labels of mask (free it with free()); NULL
+ * when out of memory. */
 struct expo_filter *podfold_filter_new(struct podfold *f, unsigned mask);
 /* Forget every family (the fold starts afresh), and free. */
 void podfold_clear(struct podfold *f);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Sampled events in user space: configuration ([sampling]), the shared ring buffer and its
- * consumer thread, the bounded store of recent events, their decoding and JSON form, and the
- * counters, alike for every type: what is particular to a type (its checks, analyzer, JSON and
- * HTML, exemplars) is its descriptor in exporter/sampling/analyzers/. HTTP views in events_http.c.
+ * Sampled events in user space, alike for every type: configuration ([sampling], settings.c),
+ * the shared ring buffer (events.c) and its consumer thread (consumer.c), decoding and the JSON
+ * form (decode.c), the bounded store of recent events and its queries (store.c), the counters
+ * (stats.c). What is particular to a type (its checks, analyzer, JSON and HTML, exemplars) is its
+ * descriptor in exporter/sampling/analyzers/. HTTP views in http/events_http.c.
  */
 #ifndef NETSTACK_EXPORTER_EVENTS_H
 #define NETSTACK_EXPORTER_EVENTS_H
@@ -51,13 +52,13 @@ struct sampling_config {
 
 /* Built-in defaults of [sampling]. */
 void events_defaults(struct sampling_config *c);
-/* One [sampling] key; 0 or -1 with err set. */
+/* One [sampling] key; 0, or -EINVAL with err set. */
 int events_set(struct sampling_config *c, const char *key, const char *value, char *err,
 	       size_t errlen);
 /*
  * The sampled events of one exporter, run with c (copied): made before any collector starts
  * (main.c owns it), freed after every collector stopped and every thread that reads it joined.
- * NULL: out of memory.
+ * NULL with errno set: out of memory.
  */
 struct events;
 struct events *events_new(const struct sampling_config *c);
@@ -71,7 +72,7 @@ unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 
 /*
  * Called by a collector between open and load: fills the object's sample_cfg for type and,
- * when that type is sampled, makes the object use the shared ring buffer. 0 or -errno.
+ * when that type is sampled, makes the object use the shared ring buffer. 0 or -errno, logged.
  */
 int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type type,
 		   struct sample_config *cfg);
@@ -81,7 +82,8 @@ void events_loaded(struct events *evs, struct bpf_object *obj, enum event_type t
 void events_unloaded(struct events *evs, enum event_type type);
 /*
  * Start (again, after a reload) the consumer thread (a no-op when nothing is sampled). k
- * (reasons, TCP states, symbols) must outlive the thread: events_free joins it.
+ * (reasons, TCP states, symbols) must outlive the thread: events_free joins it. 0 or -errno,
+ * logged.
  */
 struct kernel;
 int events_start(struct events *evs, const struct kernel *k);
@@ -122,7 +124,7 @@ struct events_cursor {
 };
 void events_cursor_open(struct events *evs, struct events_cursor *c, const struct event_filter *f,
 			unsigned limit);
-/* Up to max bytes of JSON lines into buf: their number, 0 at the end, -1 out of memory. */
+/* Up to max bytes of JSON lines into buf: their number, 0 at the end, -ENOMEM. */
 long events_cursor_read(struct events_cursor *c, char *buf, size_t max);
 void events_cursor_close(struct events_cursor *c);
 /* The analyzers' top-K lists as one JSON object. */

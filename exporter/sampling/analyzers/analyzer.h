@@ -2,9 +2,9 @@
 /*
  * A sampled event type is one file here plus one row in the table (registry.c): everything
  * that differs between types (the checks of a raw event, its analyzer, its JSON members and
- * HTML detail, its top-K list, its exemplars) lives in that file, so events.c handles every
+ * HTML detail, its top-K list, its exemplars) lives in that file, so sampling/ handles every
  * type alike. A type keeps what its analyzer learns (top-K tables, exemplars) in a state its
- * init makes and fini frees, which events.c owns and hands to the other hooks: no file-static
+ * init makes and fini frees, which store.c owns and hands to the other hooks: no file-static
  * state. The hooks run with the event store locked (entry on the consumer thread, the
  * renderers on the HTTP thread), so a type's state needs no lock of its own, but for what
  * scrapes read without that lock (exemplar).
@@ -26,7 +26,7 @@ struct event_desc {
 	/*
 	 * Make the type's state in *state, once, before its first event (the main thread, before
 	 * the consumer starts). k is read-only and outlives the state; NULL when there is no
-	 * kernel context (the fuzzer): names are then left out. 0, or -1 with nothing made.
+	 * kernel context (the fuzzer): names are then left out. 0, or -ENOMEM with nothing made.
 	 */
 	int (*init)(const struct kernel *k, void **state);
 	/* The analyzer: enrich the record before it is stored, count it. */

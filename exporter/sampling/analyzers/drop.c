@@ -6,6 +6,7 @@
  * latest event of each drop series as the exemplar of its counter.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -109,7 +110,7 @@ static int drop_init(const struct kernel *k, void **state)
 	int err;
 
 	if (!s)
-		return -1;
+		return -ENOMEM;
 	exemplars_init(&s->exemplars);
 	if (k) {
 		s->reasons = k->reasons_err ? NULL : &k->reasons;

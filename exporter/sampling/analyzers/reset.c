@@ -5,6 +5,7 @@
  * the exemplar of its counter.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static int reset_init(const struct kernel *k, void **state)
 	struct reset_state *s = calloc(1, sizeof(*s));
 
 	if (!s)
-		return -1;
+		return -ENOMEM;
 	exemplars_init(&s->exemplars);
 	if (k) {
 		s->states = &k->states;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Sampled retransmits: the flows with the most of them in the window. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,7 +33,7 @@ static int retrans_init(const struct kernel *k, void **state)
 	struct retrans_state *s = calloc(1, sizeof(*s));
 
 	if (!s)
-		return -1;
+		return -ENOMEM;
 	s->states = k ? &k->states : NULL;
 	*state = s;
 	return 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Sampled RTTs: the slowest flows in the window (samples above min_rtt_us only reach here). */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "sampling/analyzers/analyzer.h"
@@ -8,7 +9,7 @@ static int rtt_init(const struct kernel *k, void **state)
 {
 	(void)k;
 	*state = calloc(1, sizeof(struct topk)); /* the flows */
-	return *state ? 0 : -1;
+	return *state ? 0 : -ENOMEM;
 }
 
 static void rtt_entry(void *flows, struct event_rec *r)
