@@ -97,7 +97,7 @@ static int drops_set(void *opts, const char *key, const char *value, char *err, 
 			return 0;
 		}
 		snprintf(err, errlen, "expected auto or false, got '%s'", value);
-		return -1;
+		return -EINVAL;
 	}
 	return 1;
 }
@@ -442,11 +442,11 @@ static int slot_rows(struct drops *d)
 		uint32_t *o;
 
 		if (!r)
-			return -1;
+			return -ENOMEM;
 		d->rows = r;
 		o = realloc(d->order, n * sizeof(*o));
 		if (!o)
-			return -1;
+			return -ENOMEM;
 		d->order = o;
 		d->rows_cap = n;
 	}
@@ -497,20 +497,20 @@ static int drops_collect(void *state, struct expo *e)
 	struct drops *d = state;
 	struct row a, cur;
 	bool have_a, have = false, last_hash = false;
-	int na, nk, no, pos = 0;
+	int na, nk, no, err, pos = 0;
 	size_t h = 0;
 
 	na = percpu_reader_read(&d->by_reason);
 	nk = percpu_reader_read(&d->by_slot);
 	no = percpu_reader_read(&d->overflow);
 	if (na < 0 || nk < 0 || no < 0) {
-		int err = na < 0 ? na : nk < 0 ? nk : no;
-
+		err = na < 0 ? na : nk < 0 ? nk : no;
 		log_warn("drops: cannot read maps: %s", strerror(-err));
-		return -1;
+		return err;
 	}
-	if (slot_rows(d))
-		return -1;
+	err = slot_rows(d);
+	if (err)
+		return err;
 
 	expo_family(e, "netstack_skb_drops_total", METRIC_COUNTER,
 		    "Packets dropped by the kernel, by drop reason.");
