@@ -125,14 +125,6 @@ struct {
 	__type(value, struct drop_last);
 } skb_drop_last SEC(".maps");
 
-/* Events with no slot left (they are still counted in the array). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} skb_drops_overflow SEC(".maps");
-
 /* Set before load; read only when a new label tuple takes a slot. */
 const volatile __u32 max_series = 1;
 const volatile __u32 slot_stride = CPU_STRIDE(1);
@@ -318,10 +310,13 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 
 	if (slot_count(&key))
 		return 0;
-	/* Map full: keep the reason in the array so sums by reason stay exact, and say so. */
+	/*
+	 * Map full: keep the reason in the array so sums by reason stay exact. The array then
+	 * counts only such drops (with labels) or holds them in reason 0 (without): user space
+	 * reads the overflow count from there.
+	 */
 	if (!array_count(reason, family, proto))
 		array_count(0, family, proto);
-	array_add(&skb_drops_overflow, 0, 1);
 	return 0;
 }
 

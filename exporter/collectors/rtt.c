@@ -60,7 +60,7 @@ struct rtt {
 	struct rtt_opts cfg;
 	struct rtt_bpf *skel;
 	struct events *events; /* owned by main */
-	struct percpu_reader by_family, sums, buckets, overflow;
+	struct percpu_reader by_family, sums, buckets;
 	double bounds[RTT_NR_BOUNDS]; /* upper bounds in seconds */
 	bool existing_covered;
 	bool logged_overflow;
@@ -132,7 +132,6 @@ static void rtt_stop(void *state)
 	percpu_reader_free(&rt->by_family);
 	percpu_reader_free(&rt->sums);
 	percpu_reader_free(&rt->buckets);
-	percpu_reader_free(&rt->overflow);
 	free(rt->hists);
 	free(rt);
 }
@@ -276,10 +275,6 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		err = percpu_reader_init(&rt->buckets, bpf_map__fd(rt->skel->maps.tcp_rtt_buckets),
 					 sizeof(struct rtt_key),
 					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_buckets));
-	if (!err)
-		err = percpu_reader_init(&rt->overflow,
-					 bpf_map__fd(rt->skel->maps.tcp_rtt_overflow),
-					 sizeof(uint32_t), 1);
 	if (err) {
 		log_error("rtt: cannot allocate map buffers: %s", strerror(-err));
 		goto cleanup;
@@ -340,17 +335,15 @@ static struct hist *new_hist(struct rtt *rt, size_t *n, const struct rtt_key *k,
 	return h;
 }
 
-/* Histograms from the array: by family, or (netns label) what the hash had no room for. */
-static void from_array(struct rtt *rt, size_t *n, int na, bool overflow_part)
+/*
+ * Histograms from the array: by family, or (netns label) what the hash had no room for. Their
+ * count of samples: with the netns label, the samples the hash had no room for.
+ */
+static uint64_t from_array(struct rtt *rt, size_t *n, bool overflow_part)
 {
-	uint64_t v[RTT_ARRAY_SIZE] = { 0 };
+	const uint64_t *v = rt->by_family.sums; /* RTT_ARRAY_SIZE slots */
+	uint64_t total = 0;
 
-	for (int i = 0; i < na; i++) {
-		uint32_t idx = i;
-
-		if (idx < RTT_ARRAY_SIZE)
-			v[idx] = rt->by_family.sums[i];
-	}
 	for (int i = 0; i < NR_RTT_FAMILIES * NR_RTT_KINDS; i++) {
 		struct rtt_key k = { .family = i % NR_RTT_FAMILIES, .kind = i / NR_RTT_FAMILIES };
 		unsigned hist = RTT_HIST(overflow_part, k.kind, k.family);
@@ -367,10 +360,12 @@ static void from_array(struct rtt *rt, size_t *n, int na, bool overflow_part)
 			h->sum_us += v[i_sum];
 			count += h->counts[b];
 		}
+		total += count;
 		/* Histograms by family always appear; overflow ones once used. */
 		if (overflow_part && !count && !h->sum_us)
 			(*n)--;
 	}
+	return total;
 }
 
 static void render_hist(const struct rtt *rt, struct expo *e, const struct hist *h)
@@ -390,7 +385,8 @@ static int rtt_collect(void *state, struct expo *e)
 {
 	struct rtt *rt = state;
 	bool netns = rt->cfg.series.label_mask & RTT_LABEL_NETNS;
-	int na, ns = 0, nb = 0, no;
+	uint64_t overflowed = 0;
+	int na, ns = 0, nb = 0;
 	size_t n = 0, nsorted;
 
 	na = percpu_reader_read(&rt->by_family);
@@ -398,9 +394,8 @@ static int rtt_collect(void *state, struct expo *e)
 		ns = percpu_reader_read(&rt->sums);
 		nb = percpu_reader_read(&rt->buckets);
 	}
-	no = percpu_reader_read(&rt->overflow);
-	if (na < 0 || ns < 0 || nb < 0 || no < 0) {
-		int err = na < 0 ? na : ns < 0 ? ns : nb < 0 ? nb : no;
+	if (na < 0 || ns < 0 || nb < 0) {
+		int err = na < 0 ? na : ns < 0 ? ns : nb;
 
 		log_warn("rtt: cannot read maps: %s", strerror(-err));
 		return err;
@@ -415,7 +410,7 @@ static int rtt_collect(void *state, struct expo *e)
 		rt->hists_cap = cap;
 	}
 	if (!netns) {
-		from_array(rt, &n, na, false);
+		from_array(rt, &n, false);
 	} else {
 		for (int i = 0; i < ns; i++) {
 			const struct rtt_key *k = (struct rtt_key *)rt->sums.keys + i;
@@ -436,7 +431,7 @@ static int rtt_collect(void *state, struct expo *e)
 			if (h && k->bucket < RTT_NR_BUCKETS)
 				h->counts[k->bucket] += rt->buckets.sums[i];
 		}
-		from_array(rt, &n, na, true);
+		overflowed = from_array(rt, &n, true);
 		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 	}
 
@@ -450,12 +445,12 @@ static int rtt_collect(void *state, struct expo *e)
 		    "when some are not until they reconnect.");
 	expo_u64(e, NULL, rt->existing_covered);
 
-	if (no == 1 && rt->overflow.sums[0])
+	if (overflowed)
 		log_once(rt->logged_overflow, LOG_WARN,
 			 "rtt: map tcp_rtt is full (max_series=%u); further histograms are "
 			 "counted with netns '" OVERFLOW_LABEL "'",
 			 rt->cfg.series.max_series);
-	expo_map_overflow(e, "tcp_rtt", no == 1 ? rt->overflow.sums[0] : 0);
+	expo_map_overflow(e, "tcp_rtt", overflowed);
 	return 0;
 }
 
