@@ -92,7 +92,7 @@ static int rtt_set(void *opts, const char *key, const char *value, char *err, si
 				 sizeof(o->cgroup) - 1);
 			return -ENAMETOOLONG;
 		}
-		/* No bytes of a longer path before it: reloads compare options whole. */
+		/* No bytes of a longer path before it: reloads compare options whole (test_config.c). */
 		memset(o->cgroup, 0, sizeof(o->cgroup));
 		strcpy(o->cgroup, value);
 		return 0;
