@@ -8,9 +8,19 @@
 
 /*
  * Entries per CPU in a by-CPU array holding slots u64 counters: rounded up to a cache line,
- * plus one, so that two CPUs never write to the same line.
+ * plus one, so that two CPUs never write to the same line wherever the array's values start
+ * (the kernel's struct bpf_array puts them 56 bytes past a line on Linux 6.18, a page when
+ * BPF_F_MMAPABLE). tests/unit/test_counters.c checks it.
  */
 #define CPU_STRIDE(slots) ((((slots) + 7) & ~7) + 8)
+
+/*
+ * The size of an element of a by-CPU array of structs, one per CPU, of which its CPU writes
+ * only the first CPU_LINE bytes: two lines, so that no two CPUs write to one line, for the same
+ * reason (bpf/sample.bpf.h struct sample_state, bpf/drops.bpf.c struct drop_last).
+ */
+#define CPU_LINE 64
+#define CPU_ELEM_SIZE (2 * CPU_LINE)
 
 /*
  * A slot table: a collector's counters, numbered by the collector (its own header), in a by-CPU

@@ -45,10 +45,10 @@ enum skb_drop_reason___new {
 
 /*
  * Set by user space before load, read only by count_drop_compat. The other programs read no
- * global data: .rodata is a vmalloc'ed page, and one more page to reach per event is a TLB
- * miss (under a hypervisor a nested page walk; docs/cost.md, bench/results/). They take the
- * label set as a compile-time constant instead, one program per set, and SKB_CONSUMED from
- * CO-RE.
+ * global data per event (max_series and slot_stride below only when a new label tuple takes a
+ * slot): .rodata is a vmalloc'ed page, and one more page to reach per event is a TLB miss
+ * (under a hypervisor a nested page walk; docs/cost.md, bench/results/). They take the label
+ * set as a compile-time constant instead, one program per set, and SKB_CONSUMED from CO-RE.
  */
 const volatile __u32 label_mask;
 
@@ -109,14 +109,18 @@ struct {
 } skb_drop_slots SEC(".maps");
 
 /*
- * Each CPU's last label set and its slot, a line per CPU: drops come in runs of one label set,
- * and slots are never freed, so a hit skips the hash lookup and is never stale.
+ * Each CPU's last label set and its slot, in a line no other CPU writes (bpf/cpu_array.h
+ * CPU_ELEM_SIZE): drops come in runs of one label set, and slots are never freed (nothing here
+ * or in user space deletes from skb_drops), so a hit skips the hash lookup and is never stale.
  */
 struct drop_last {
 	struct drop_key key;
 	struct drop_slot s;
-	__u64 pad[2];
+	__u64 pad[10];
 };
+_Static_assert(sizeof(struct drop_last) == CPU_ELEM_SIZE &&
+		       __builtin_offsetof(struct drop_last, pad) <= CPU_LINE,
+	       "a CPU's drop_last shares no line with another's");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -124,14 +128,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct drop_last);
 } skb_drop_last SEC(".maps");
-
-/* Events with no slot left (they are still counted in the array). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} skb_drops_overflow SEC(".maps");
 
 /* Set before load; read only when a new label tuple takes a slot. */
 const volatile __u32 max_series = 1;
@@ -237,16 +233,18 @@ static __always_inline struct drop_slot *new_slot(const struct drop_key *key)
 		return NULL;
 	/*
 	 * User space takes a slot whose reason is set as complete (reading it with acquire), so
-	 * the reason is published last with release semantics: an atomic exchange, fully ordered
-	 * on every JIT (a plain store after a compiler barrier may be seen first on arm64). Once
-	 * per new series, not per event.
+	 * the reason is published last with release semantics: a sequentially consistent atomic
+	 * exchange, which the compiler keeps after the stores above and every JIT emits fully
+	 * ordered (a plain store after a compiler barrier may be seen first on arm64). Once per
+	 * new series, not per event. tests/integration/drops.sh checks the order in the code the
+	 * kernel runs.
 	 */
 	k->location = key->location;
 	k->netns = key->netns;
 	__builtin_memcpy(k->ifname, key->ifname, sizeof(k->ifname));
 	k->family = key->family;
 	k->proto = key->proto;
-	__sync_lock_test_and_set(&k->reason, key->reason);
+	__atomic_exchange_n(&k->reason, key->reason, __ATOMIC_SEQ_CST);
 
 	struct drop_slot v = { .slot = slot, .stride = slot_stride };
 
@@ -318,10 +316,13 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 
 	if (slot_count(&key))
 		return 0;
-	/* Map full: keep the reason in the array so sums by reason stay exact, and say so. */
+	/*
+	 * Map full: keep the reason in the array so sums by reason stay exact. The array then
+	 * counts only such drops (with labels) or holds them in reason 0 (without): user space
+	 * reads the overflow count from there.
+	 */
 	if (!array_count(reason, family, proto))
 		array_count(0, family, proto);
-	array_add(&skb_drops_overflow, 0, 1);
 	return 0;
 }
 

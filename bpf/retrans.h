@@ -18,13 +18,15 @@ enum retrans_family { RT_IPV4, RT_IPV6, RT_OTHER, RT_NR_FAMILIES };
 #define RT_LABEL_NETNS (1u << 0)
 
 /*
- * The slot table's slots (bpf/cpu_array.h), one u64 counter each: failures by family, the overflow count, then a pair per
- * (kind, family, state), packets then segments, side by side so that one retransmission
- * touches one cache line.
+ * The slot table's slots (bpf/cpu_array.h), one u64 counter each: failures by family, the
+ * overflow count, then a pair per (kind, family, state), packets then segments, side by side:
+ * one retransmission touches one cache line where the array's values start on a line, two at
+ * most where they do not (Linux 6.18 starts them 56 bytes past one).
  */
 #define RT_FAILURES(family) (family)
 #define RT_OVERFLOW RT_NR_FAMILIES /* events the hash had no room for */
-#define RT_PAIR_BASE 4		   /* even: a pair never straddles a group of 8 slots */
+/* Even: a pair never straddles a group of 8 slots (tests/unit/test_counters.c). */
+#define RT_PAIR_BASE 4
 #define RT_PACKETS(kind, family, state)                                                            \
 	(RT_PAIR_BASE + 2 * (((kind)*RT_NR_FAMILIES + (family)) * RT_NR_STATES + (state)))
 #define RT_SEGMENTS(kind, family, state) (RT_PACKETS(kind, family, state) + 1)

@@ -51,14 +51,6 @@ struct {
 	__type(value, __u64);
 } tcp_rtt_buckets SEC(".maps");
 
-/* Samples the netns hash had no room for (they are counted in the overflow histograms). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} tcp_rtt_overflow SEC(".maps");
-
 struct rtt_existing existing;
 
 /* Bucket i holds samples in (2^(RTT_MIN_SHIFT + i - 1), 2^(RTT_MIN_SHIFT + i)] us. */
@@ -108,9 +100,9 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 			return;
 		}
 	}
+	/* The hash is full: the overflow histograms' counts are the overflow count. */
 	slice_add(slice, RTT_COUNT(RTT_HIST(1, kind, family), bucket), 1, RTT_STRIDE);
 	slice_add(slice, RTT_SUM(RTT_HIST(1, kind, family), bucket), us, RTT_STRIDE);
-	array_add(&tcp_rtt_overflow, 0, 1);
 }
 
 /* labels is a constant in each program, so the default one has no label code at all. */

@@ -23,10 +23,11 @@ enum rtt_kind { RTT_KIND_SRTT, RTT_KIND_SAMPLE, NR_RTT_KINDS };
 #define RTT_NR_BUCKETS (RTT_NR_BOUNDS + 1)
 
 /*
- * Each CPU's slice of the tcp_rtt_by_family array holds, for each histogram RTT_HIST(overflow, kind, family) and
- * each bucket, the count of samples and their sum in microseconds side by side, so that a
- * sample's two updates land next to each other; a histogram's sum is the sum of its buckets'
- * sums. Overflow histograms hold what the netns hash had no room for.
+ * Each CPU's slice of the tcp_rtt_by_family array holds, for each histogram
+ * RTT_HIST(overflow, kind, family) and each bucket, the count of samples and their sum in
+ * microseconds side by side, so that a sample's two updates land next to each other; a
+ * histogram's sum is the sum of its buckets' sums. Overflow histograms hold what the netns
+ * hash had no room for, and only that: their counts are the overflow count.
  */
 #define RTT_HIST(overflow, kind, family)                                                           \
 	((((overflow)*NR_RTT_KINDS) + (kind)) * NR_RTT_FAMILIES + (family))

@@ -2,13 +2,17 @@
 /*
  * Sampled events into one ring buffer shared by every collector's object (user space makes
  * each object reuse the same map). Off by default: sample_cfg is read-only data, so with
- * rate 0 the verifier drops everything behind the first test. When on: 1 in `rate` events
- * (per CPU, random gaps averaging rate - 1 events), then a per-CPU token bucket (GCRA: one theoretical arrival time),
- * then the ring buffer; what the bucket refuses or the ring buffer has no room for is counted.
+ * rate 0 the verifier removes the code behind each caller's test of it (tests/integration/
+ * drops.sh checks count_drop_compat's); the drop programs that sample are loaded only with a
+ * rate, and test nothing. When on: 1 in `rate` events (per CPU, random gaps averaging rate - 1
+ * events; tests/integration/events.sh checks 1 in 10), then a per-CPU token bucket (GCRA: one
+ * theoretical arrival time), then the ring buffer; what the bucket refuses or the ring buffer
+ * has no room for is counted.
  */
 #ifndef NETSTACK_SAMPLE_BPF_H
 #define NETSTACK_SAMPLE_BPF_H
 
+#include "cpu_array.h"
 #include "events.h"
 
 #define EV_ETH_P_IP 0x0800
@@ -30,12 +34,15 @@ struct {
 	__type(value, __u64);
 } events_stats SEC(".maps");
 
-/* A cache line per CPU, so that no two CPUs write to one line. */
+/* Two lines per CPU, of which it writes the first 12 bytes: no two CPUs write to one line. */
 struct sample_state {
 	__u64 tat;  /* the token bucket's theoretical arrival time */
 	__u32 skip; /* events to let pass before the next sample */
-	__u32 pad[13];
+	__u32 pad[29];
 };
+_Static_assert(sizeof(struct sample_state) == CPU_ELEM_SIZE &&
+		       __builtin_offsetof(struct sample_state, pad) <= CPU_LINE,
+	       "a CPU's sample_state shares no line with another's");
 
 /*
  * By-CPU (bpf/maps.bpf.h), not per-CPU: looked up on every event, and a plain array's lookup
@@ -155,7 +162,10 @@ static __always_inline void sample_headers(struct event_flow *f, struct sk_buff 
 	sample_l4(f, head + th_off);
 }
 
-/* Only the sample_drop* programs call this, loaded only with a rate: no test of it here. */
+/*
+ * No test of the rate here: the sample_drop* programs call this, loaded only with a rate, and
+ * count_drop_compat after its own test of it.
+ */
 static __always_inline void sample_drop_event(struct sk_buff *skb, void *location, __u32 reason)
 {
 	struct net_device *dev;

@@ -63,7 +63,7 @@ struct collector_ops {
 	void (*reset)(void *opts);
 	/*
 	 * Apply one of the collector's own keys of [collector.NAME] (not enabled, pod_labels,
-	 * labels, max_series); 0, -1 with err set, or 1: no such key. Optional.
+	 * labels, max_series); 0, -errno with err set, or 1: no such key. Optional.
 	 */
 	int (*set)(void *opts, const char *key, const char *value, char *err, size_t errlen);
 	/*
@@ -72,7 +72,10 @@ struct collector_ops {
 	 * outlives every state, which may keep its kernel names until stop.
 	 */
 	int (*start)(const struct collector_env *env, const void *opts, void **state);
-	/* Append this collector's families; 0 or -1. Under the scrape lock, on any thread. */
+	/*
+	 * Append this collector's families; 0 or -errno (the collector logs a failure to read its
+	 * maps). Under the scrape lock, on any thread.
+	 */
 	int (*collect)(void *state, struct expo *e);
 	/* Detach and free everything start made. */
 	void (*stop)(void *state);
@@ -84,11 +87,14 @@ struct collector_ops {
 extern const struct collector_ops *const collectors[];
 
 const struct collector_ops *collector_find(const char *name);
-/* Its index in collectors[], or -1. */
+/* Its index in collectors[], or -ENOENT. */
 int collector_index(const char *name);
 /* A collector's built-in configuration into o (zeroed before). */
 void collector_defaults(const struct collector_ops *c, struct collector_opts *o);
-/* One key of [collector.NAME] but enabled and pod_labels into opts: 0, or -1 with err set. */
+/*
+ * One key of [collector.NAME] but enabled and pod_labels into opts: 0, or -EINVAL with err set
+ * (an unknown key too).
+ */
 int collector_set(const struct collector_ops *c, void *opts, const char *key, const char *value,
 		  char *err, size_t errlen);
 /* Whether a reload keeps a collector as it runs: same enabled flag and options. */
@@ -126,7 +132,7 @@ struct slot_collector {
 
 /*
  * Read t (always: as slot_table_read) and render the first n_families families; the hash's
- * overflow is exported and logged once. 0, or -1 (logged).
+ * overflow is exported and logged once. 0, or -errno (logged).
  */
 int slot_collect(const struct slot_collector *c, unsigned n_families, struct slot_table *t,
 		 const uint32_t *always, size_t n_always, void *state, struct expo *e);

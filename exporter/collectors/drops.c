@@ -61,7 +61,7 @@ struct drops {
 	/* Shared with the other threads, owned by main: never freed here. */
 	const struct reason_table *reasons;
 	const struct ksyms *ksyms;
-	struct percpu_reader by_reason, by_slot, overflow;
+	struct percpu_reader by_reason, by_slot;
 	/* How many slots of the labelled series (bpf/drops.bpf.c) were handed out. */
 	const uint32_t *slots_next;
 	bool logged_overflow, logged_unknown, logged_keys;
@@ -97,7 +97,7 @@ static int drops_set(void *opts, const char *key, const char *value, char *err, 
 			return 0;
 		}
 		snprintf(err, errlen, "expected auto or false, got '%s'", value);
-		return -1;
+		return -EINVAL;
 	}
 	return 1;
 }
@@ -173,7 +173,6 @@ static void drops_stop(void *state)
 	percpu_reader_free(&d->by_reason);
 	percpu_reader_free(&d->by_slot);
 	map_view_free(d->slots_next, sizeof(*d->slots_next));
-	percpu_reader_free(&d->overflow);
 	free(d->rows);
 	free(d->order);
 	free(d);
@@ -271,10 +270,6 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 			log_error("drops: cannot map the series' keys: %s", strerror(-err));
 		}
 	}
-	if (!err)
-		err = percpu_reader_init(&d->overflow,
-					 bpf_map__fd(d->skel->maps.skb_drops_overflow),
-					 sizeof(uint32_t), 1);
 	if (err)
 		goto cleanup;
 	*state = d;
@@ -442,11 +437,11 @@ static int slot_rows(struct drops *d)
 		uint32_t *o;
 
 		if (!r)
-			return -1;
+			return -ENOMEM;
 		d->rows = r;
 		o = realloc(d->order, n * sizeof(*o));
 		if (!o)
-			return -1;
+			return -ENOMEM;
 		d->order = o;
 		d->rows_cap = n;
 	}
@@ -479,7 +474,7 @@ static bool next_array_row(const struct drops *d, int na, int *pos, struct row *
 			continue;
 		memset(r, 0, sizeof(*r));
 		r->reason = idx / (NR_FAMILIES * NR_PROTOS);
-		if (r->reason == 0) /* SKB_NOT_DROPPED_YET: the d->overflow slots */
+		if (r->reason == 0) /* SKB_NOT_DROPPED_YET: the overflow slots */
 			r->reason = UINT32_MAX;
 		r->family = idx / NR_PROTOS % NR_FAMILIES;
 		r->proto = idx % NR_PROTOS;
@@ -492,25 +487,39 @@ static bool next_array_row(const struct drops *d, int na, int *pos, struct row *
 	return false;
 }
 
+/*
+ * Drops the hash had no room for (bpf/drops.bpf.c count): with optional labels every count in
+ * the array, without them those of reason 0.
+ */
+static uint64_t array_overflow(const struct drops *d, int na)
+{
+	int n = d->cfg.series.label_mask ? na : NR_FAMILIES * NR_PROTOS;
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n && i < na; i++)
+		sum += d->by_reason.sums[i];
+	return sum;
+}
+
 static int drops_collect(void *state, struct expo *e)
 {
 	struct drops *d = state;
 	struct row a, cur;
 	bool have_a, have = false, last_hash = false;
-	int na, nk, no, pos = 0;
+	uint64_t overflowed;
+	int na, nk, err, pos = 0;
 	size_t h = 0;
 
 	na = percpu_reader_read(&d->by_reason);
 	nk = percpu_reader_read(&d->by_slot);
-	no = percpu_reader_read(&d->overflow);
-	if (na < 0 || nk < 0 || no < 0) {
-		int err = na < 0 ? na : nk < 0 ? nk : no;
-
+	if (na < 0 || nk < 0) {
+		err = na < 0 ? na : nk;
 		log_warn("drops: cannot read maps: %s", strerror(-err));
-		return -1;
+		return err;
 	}
-	if (slot_rows(d))
-		return -1;
+	err = slot_rows(d);
+	if (err)
+		return err;
 
 	expo_family(e, "netstack_skb_drops_total", METRIC_COUNTER,
 		    "Packets dropped by the kernel, by drop reason.");
@@ -543,12 +552,13 @@ static int drops_collect(void *state, struct expo *e)
 	}
 	if (have)
 		render_row(d, e, &cur);
-	if (no == 1 && d->overflow.sums[0])
+	overflowed = array_overflow(d, na);
+	if (overflowed)
 		log_once(d->logged_overflow, LOG_WARN,
 			 "drops: map skb_drops is full (max_series=%u); further series are "
 			 "counted with optional labels '" OVERFLOW_LABEL "'",
 			 d->cfg.series.max_series);
-	expo_map_overflow(e, "skb_drops", no == 1 ? d->overflow.sums[0] : 0);
+	expo_map_overflow(e, "skb_drops", overflowed);
 	return 0;
 }
 

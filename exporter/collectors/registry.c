@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 
 #include "collectors/collector.h"
@@ -29,7 +30,7 @@ int collector_index(const char *name)
 	for (int i = 0; collectors[i]; i++)
 		if (!strcmp(collectors[i]->name, name))
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 const struct collector_ops *collector_find(const char *name)
@@ -59,13 +60,13 @@ int collector_set(const struct collector_ops *c, void *opts, const char *key, co
 	int ret = 1;
 
 	if (!strcmp(key, "labels"))
-		return parse_label_list(value, c->required_labels, c->optional_labels,
-					c->n_optional, &o->label_mask, err, errlen);
-	if (!strcmp(key, "max_series"))
-		return parse_uint(value, 1, c->max_series_limit, &o->max_series, err, errlen);
-	if (c->set)
+		ret = parse_label_list(value, c->required_labels, c->optional_labels, c->n_optional,
+				       &o->label_mask, err, errlen);
+	else if (!strcmp(key, "max_series"))
+		ret = parse_uint(value, 1, c->max_series_limit, &o->max_series, err, errlen);
+	else if (c->set)
 		ret = c->set(opts, key, value, err, errlen);
 	if (ret > 0)
 		snprintf(err, errlen, "unknown key '%s' in [collector.%s]", key, c->name);
-	return ret ? -1 : 0;
+	return ret ? -EINVAL : 0;
 }

@@ -1,26 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* TCP round-trip times: bpf/rtt.bpf.c fills log2 histograms, this file attaches and renders. */
-#define _GNU_SOURCE /* setns */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include "collectors/bpfload.h"
 #include "kernel/bpfmap.h"
 #include "collectors/collector.h"
+#include "collectors/rtt_existing.h"
 #include "kernel/kernel.h"
+#include "kernel/ns.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "rtt.h"
@@ -63,7 +60,7 @@ struct rtt {
 	struct rtt_opts cfg;
 	struct rtt_bpf *skel;
 	struct events *events; /* owned by main */
-	struct percpu_reader by_family, sums, buckets, overflow;
+	struct percpu_reader by_family, sums, buckets;
 	double bounds[RTT_NR_BOUNDS]; /* upper bounds in seconds */
 	bool existing_covered;
 	bool logged_overflow;
@@ -88,14 +85,14 @@ static int rtt_set(void *opts, const char *key, const char *value, char *err, si
 	if (!strcmp(key, "cgroup")) {
 		if (strcmp(value, CGROUP_AUTO) && value[0] != '/') {
 			snprintf(err, errlen, "expected auto or an absolute path, got '%s'", value);
-			return -1;
+			return -EINVAL;
 		}
 		if (strlen(value) >= sizeof(o->cgroup)) {
 			snprintf(err, errlen, "path longer than %zu characters",
 				 sizeof(o->cgroup) - 1);
-			return -1;
+			return -ENAMETOOLONG;
 		}
-		/* No bytes of a longer path before it: reloads compare options whole. */
+		/* No bytes of a longer path before it: reloads compare options whole (test_config.c). */
 		memset(o->cgroup, 0, sizeof(o->cgroup));
 		strcpy(o->cgroup, value);
 		return 0;
@@ -126,52 +123,6 @@ static int probe_kernel(const struct kernel *k, bool *iter)
 	return 0;
 }
 
-/* Undo the \ooo escapes of /proc/self/mountinfo paths in place. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++, out++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*out = *s;
-		}
-	}
-	*out = '\0';
-}
-
-/* The first mount of the cgroup2 hierarchy's root ("/sys/fs/cgroup" on most systems). */
-static int find_cgroup2_root(char *path, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[4096], root[PATH_MAX], mnt[PATH_MAX], fstype[64];
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-
-		/* id parent dev root mountpoint options [optional...] - fstype source ... */
-		if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
-		    sscanf(sep, " - %63s", fstype) != 1)
-			continue;
-		if (strcmp(fstype, "cgroup2") || strcmp(root, "/"))
-			continue;
-		unescape_octal(mnt);
-		if (strlen(mnt) < len) {
-			strcpy(path, mnt);
-			ret = 0;
-		}
-		break;
-	}
-	fclose(f);
-	return ret;
-}
-
 static void rtt_stop(void *state)
 {
 	struct rtt *rt = state;
@@ -181,12 +132,14 @@ static void rtt_stop(void *state)
 	percpu_reader_free(&rt->by_family);
 	percpu_reader_free(&rt->sums);
 	percpu_reader_free(&rt->buckets);
-	percpu_reader_free(&rt->overflow);
 	free(rt->hists);
 	free(rt);
 }
 
-/* with_iter: also the iterators over open connections; quiet: a failure is retried without. */
+/*
+ * with_iter: also the iterators over open connections; quiet: a failure is retried without, and
+ * logged then. 0 or -errno.
+ */
 static int open_and_load(const struct collector_env *env, struct rtt *rt, bool with_iter,
 			 bool quiet)
 {
@@ -196,8 +149,9 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 	rt->skel = rtt_bpf__open();
 	if (!rt->skel) {
 		err = -errno;
-
-		log_error("rtt: cannot open BPF object: %s", strerror(-err));
+		/* Quiet: the retry without the iterators fails the same way and says so. */
+		if (!quiet)
+			log_error("rtt: cannot open BPF object: %s", strerror(-err));
 		return err;
 	}
 	bpf_program__set_autoload(rt->cfg.series.label_mask
@@ -218,253 +172,6 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 	if (!err)
 		err = bpf_load(env, rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
 	return err;
-}
-
-/* One network namespace for the start-up pass. */
-struct netns_ref {
-	ino_t ino;
-	char path[NAME_MAX + 16];
-};
-
-struct netns_list {
-	struct netns_ref *v;
-	size_t n, cap;
-	dev_t nsfs; /* where namespace files live: anything else under /run/netns is skipped */
-	ino_t self;
-};
-
-static int netns_add(struct netns_list *l, const char *path)
-{
-	struct stat st;
-
-	/* Gone meanwhile, or not ours to read: tcp_rtt_netns tells whether it mattered. */
-	if (stat(path, &st) || st.st_dev != l->nsfs)
-		return 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].ino == st.st_ino)
-			return 0;
-	if (strlen(path) >= sizeof(l->v[0].path))
-		return -ENAMETOOLONG;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct netns_ref *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n].ino = st.st_ino;
-	strcpy(l->v[l->n++].path, path);
-	return 0;
-}
-
-/* Every network namespace with a process in it or a name under /run/netns, ours first. */
-static int netns_list_build(struct netns_list *l)
-{
-	const char *const dirs[] = { "/run/netns", "/proc" };
-	char path[sizeof(l->v[0].path)];
-	struct stat st;
-	int err;
-
-	memset(l, 0, sizeof(*l));
-	if (stat("/proc/self/ns/net", &st))
-		return -errno;
-	l->nsfs = st.st_dev;
-	l->self = st.st_ino;
-	err = netns_add(l, "/proc/self/ns/net");
-	for (size_t d = 0; d < 2 && !err; d++) {
-		DIR *dir = opendir(dirs[d]);
-		struct dirent *de;
-
-		while (dir && !err && (de = readdir(dir))) {
-			if (de->d_name[0] == '.')
-				continue;
-			if (d == 1 && (de->d_name[0] < '0' || de->d_name[0] > '9'))
-				continue;
-			snprintf(path, sizeof(path), d ? "/proc/%s/ns/net" : "/run/netns/%s",
-				 de->d_name);
-			err = netns_add(l, path);
-		}
-		if (dir)
-			closedir(dir);
-	}
-	return err;
-}
-
-struct existing_pass {
-	const struct netns_list *list;
-	int link_fd;
-	unsigned entered;
-	unsigned unreachable; /* namespaces we could not enter or iterate */
-	int err;	      /* the first reason */
-};
-
-/* A thread of its own: setns() moves only the calling thread, which then just ends. */
-static void *existing_worker(void *arg)
-{
-	struct existing_pass *p = arg;
-	char buf[256];
-
-	for (size_t i = 0; i < p->list->n; i++) {
-		const struct netns_ref *ns = &p->list->v[i];
-		int fd, iter_fd;
-		ssize_t n;
-
-		if (ns->ino != p->list->self) {
-			fd = open(ns->path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0 && errno == ENOENT)
-				continue; /* gone meanwhile */
-			if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-				if (!p->err)
-					p->err = -errno;
-				p->unreachable++;
-				if (fd >= 0)
-					close(fd);
-				continue;
-			}
-			close(fd);
-		}
-		/* The iterator walks the sockets of the namespace its creator is in. */
-		iter_fd = bpf_iter_create(p->link_fd);
-		if (iter_fd < 0) {
-			if (!p->err)
-				p->err = -errno;
-			p->unreachable++;
-			continue;
-		}
-		while ((n = read(iter_fd, buf, sizeof(buf))) > 0)
-			;
-		if (n < 0) {
-			if (!p->err)
-				p->err = -errno;
-			p->unreachable++;
-		} else {
-			p->entered++;
-		}
-		close(iter_fd);
-	}
-	return NULL;
-}
-
-static int cmp_ino(const void *a, const void *b)
-{
-	const uint32_t *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
-/* Namespaces some task is in (tcp_rtt_netns) that the list has no path for; or -errno. */
-static int count_unlisted(const struct rtt *rt, const struct netns_list *l)
-{
-	struct bpf_link *link = bpf_program__attach_iter(rt->skel->progs.tcp_rtt_netns, NULL);
-	uint32_t *v = NULL;
-	size_t n = 0, cap = 0, i, j;
-	int fd, err = 0, missing = 0;
-	ssize_t got;
-
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		err = -errno;
-	while (!err) {
-		if (n == cap) {
-			uint32_t *nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
-
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		got = read(fd, v + n, (cap - n) * sizeof(*v));
-		if (got < 0)
-			err = -errno;
-		if (got <= 0)
-			break;
-		n += got / sizeof(*v);
-	}
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(link);
-	if (!err) {
-		qsort(v, n, sizeof(*v), cmp_ino);
-		for (i = 0; i < n; i++) {
-			if (i && v[i] == v[i - 1])
-				continue;
-			for (j = 0; j < l->n && l->v[j].ino != v[i]; j++)
-				;
-			missing += j == l->n;
-		}
-	}
-	free(v);
-	return err ? err : missing;
-}
-
-/*
- * Connections established before the sockops program was attached never see an ESTABLISHED
- * callback: run tcp_rtt_existing over every socket of every network namespace we can enter.
- * Runs after the attach, so a connection established meanwhile is covered one way or both.
- */
-static void cover_existing(struct rtt *rt)
-{
-	struct existing_pass pass = { 0 };
-	const struct rtt_existing *done = &rt->skel->bss->existing;
-	struct netns_list list = { 0 };
-	struct bpf_link *link = NULL;
-	pthread_t thread;
-	int err, unlisted = 0;
-
-	err = netns_list_build(&list);
-	if (!err) {
-		unlisted = count_unlisted(rt, &list);
-		link = bpf_program__attach_iter(rt->skel->progs.tcp_rtt_existing, NULL);
-		if (!link)
-			err = -errno;
-	}
-	if (!err) {
-		pass.list = &list;
-		pass.link_fd = bpf_link__fd(link);
-		err = -pthread_create(&thread, NULL, existing_worker, &pass);
-		if (!err)
-			pthread_join(thread, NULL);
-	}
-	bpf_link__destroy(link);
-	/* Done for good: free the programs, and keep them out of the per-program statistics. */
-	bpf_program__unload(rt->skel->progs.tcp_rtt_netns);
-	bpf_program__unload(rt->skel->progs.tcp_rtt_existing);
-	free(list.v);
-	if (err) {
-		log_warn("rtt: cannot run over open TCP connections (%s): those are not measured "
-			 "until they reconnect",
-			 strerror(-err));
-		return;
-	}
-	if (unlisted < 0) {
-		/* Cannot tell whether some namespace was missed: say not covered. */
-		if (!pass.err)
-			pass.err = unlisted;
-		pass.unreachable++;
-	} else {
-		pass.unreachable += unlisted;
-	}
-	rt->existing_covered = !pass.unreachable && !done->failed;
-	if (rt->existing_covered)
-		log_info("rtt: RTT callbacks turned on for %llu TCP connections open before start "
-			 "(%llu were on already), in %u network namespaces",
-			 (unsigned long long)done->enabled, (unsigned long long)done->already,
-			 pass.entered);
-	else
-		log_warn("rtt: RTT callbacks turned on for %llu TCP connections open before "
-			 "start in %u network namespaces, but %llu refused by the kernel and %u "
-			 "namespaces not entered (%s): connections there are not measured until "
-			 "they reconnect",
-			 (unsigned long long)done->enabled, pass.entered,
-			 (unsigned long long)done->failed, pass.unreachable,
-			 pass.err   ? strerror(-pass.err)
-			 : unlisted ? "no /run/netns entry and no process we may read"
-				    : "bpf_setsockopt failed");
 }
 
 /* Linux 6.10 passes the measured RTT and the updated srtt to the callback; before, nothing. */
@@ -490,7 +197,7 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		return err;
 	iter = iter && o->existing_sockets;
 	if (!strcmp(o->cgroup, CGROUP_AUTO)) {
-		err = find_cgroup2_root(cgroup, sizeof(cgroup));
+		err = cgroup2_root(cgroup, sizeof(cgroup));
 		if (err) {
 			log_error("rtt: no cgroup2 mount in /proc/self/mountinfo (%s): mount one, "
 				  "or set [collector.rtt] cgroup",
@@ -568,10 +275,6 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		err = percpu_reader_init(&rt->buckets, bpf_map__fd(rt->skel->maps.tcp_rtt_buckets),
 					 sizeof(struct rtt_key),
 					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_buckets));
-	if (!err)
-		err = percpu_reader_init(&rt->overflow,
-					 bpf_map__fd(rt->skel->maps.tcp_rtt_overflow),
-					 sizeof(uint32_t), 1);
 	if (err) {
 		log_error("rtt: cannot allocate map buffers: %s", strerror(-err));
 		goto cleanup;
@@ -587,7 +290,7 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 
 	*state = rt;
 	if (iter)
-		cover_existing(rt);
+		rt->existing_covered = rtt_cover_existing(rt->skel);
 	else if (!rt->cfg.existing_sockets)
 		log_info("rtt: TCP connections open before start are not measured until they "
 			 "reconnect (existing_sockets = false)");
@@ -632,17 +335,15 @@ static struct hist *new_hist(struct rtt *rt, size_t *n, const struct rtt_key *k,
 	return h;
 }
 
-/* Histograms from the array: by family, or (netns label) what the hash had no room for. */
-static void from_array(struct rtt *rt, size_t *n, int na, bool overflow_part)
+/*
+ * Histograms from the array: by family, or (netns label) what the hash had no room for. Their
+ * count of samples: with the netns label, the samples the hash had no room for.
+ */
+static uint64_t from_array(struct rtt *rt, size_t *n, bool overflow_part)
 {
-	uint64_t v[RTT_ARRAY_SIZE] = { 0 };
+	const uint64_t *v = rt->by_family.sums; /* RTT_ARRAY_SIZE slots */
+	uint64_t total = 0;
 
-	for (int i = 0; i < na; i++) {
-		uint32_t idx = i;
-
-		if (idx < RTT_ARRAY_SIZE)
-			v[idx] = rt->by_family.sums[i];
-	}
 	for (int i = 0; i < NR_RTT_FAMILIES * NR_RTT_KINDS; i++) {
 		struct rtt_key k = { .family = i % NR_RTT_FAMILIES, .kind = i / NR_RTT_FAMILIES };
 		unsigned hist = RTT_HIST(overflow_part, k.kind, k.family);
@@ -659,10 +360,12 @@ static void from_array(struct rtt *rt, size_t *n, int na, bool overflow_part)
 			h->sum_us += v[i_sum];
 			count += h->counts[b];
 		}
+		total += count;
 		/* Histograms by family always appear; overflow ones once used. */
 		if (overflow_part && !count && !h->sum_us)
 			(*n)--;
 	}
+	return total;
 }
 
 static void render_hist(const struct rtt *rt, struct expo *e, const struct hist *h)
@@ -682,7 +385,8 @@ static int rtt_collect(void *state, struct expo *e)
 {
 	struct rtt *rt = state;
 	bool netns = rt->cfg.series.label_mask & RTT_LABEL_NETNS;
-	int na, ns = 0, nb = 0, no;
+	uint64_t overflowed = 0;
+	int na, ns = 0, nb = 0;
 	size_t n = 0, nsorted;
 
 	na = percpu_reader_read(&rt->by_family);
@@ -690,24 +394,23 @@ static int rtt_collect(void *state, struct expo *e)
 		ns = percpu_reader_read(&rt->sums);
 		nb = percpu_reader_read(&rt->buckets);
 	}
-	no = percpu_reader_read(&rt->overflow);
-	if (na < 0 || ns < 0 || nb < 0 || no < 0) {
-		int err = na < 0 ? na : ns < 0 ? ns : nb < 0 ? nb : no;
+	if (na < 0 || ns < 0 || nb < 0) {
+		int err = na < 0 ? na : ns < 0 ? ns : nb;
 
 		log_warn("rtt: cannot read maps: %s", strerror(-err));
-		return -1;
+		return err;
 	}
 	if ((size_t)ns + RTT_NR_HISTS > rt->hists_cap) {
 		size_t cap = (size_t)ns + RTT_NR_HISTS;
 		struct hist *h = realloc(rt->hists, cap * sizeof(*h));
 
 		if (!h)
-			return -1;
+			return -ENOMEM;
 		rt->hists = h;
 		rt->hists_cap = cap;
 	}
 	if (!netns) {
-		from_array(rt, &n, na, false);
+		from_array(rt, &n, false);
 	} else {
 		for (int i = 0; i < ns; i++) {
 			const struct rtt_key *k = (struct rtt_key *)rt->sums.keys + i;
@@ -728,7 +431,7 @@ static int rtt_collect(void *state, struct expo *e)
 			if (h && k->bucket < RTT_NR_BUCKETS)
 				h->counts[k->bucket] += rt->buckets.sums[i];
 		}
-		from_array(rt, &n, na, true);
+		overflowed = from_array(rt, &n, true);
 		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 	}
 
@@ -742,12 +445,12 @@ static int rtt_collect(void *state, struct expo *e)
 		    "when some are not until they reconnect.");
 	expo_u64(e, NULL, rt->existing_covered);
 
-	if (no == 1 && rt->overflow.sums[0])
+	if (overflowed)
 		log_once(rt->logged_overflow, LOG_WARN,
 			 "rtt: map tcp_rtt is full (max_series=%u); further histograms are "
 			 "counted with netns '" OVERFLOW_LABEL "'",
 			 rt->cfg.series.max_series);
-	expo_map_overflow(e, "tcp_rtt", no == 1 ? rt->overflow.sums[0] : 0);
+	expo_map_overflow(e, "tcp_rtt", overflowed);
 	return 0;
 }
 

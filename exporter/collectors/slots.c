@@ -14,7 +14,7 @@ int slot_collect(const struct slot_collector *c, unsigned n_families, struct slo
 
 	if (n < 0) {
 		log_warn("%s: cannot read maps: %s", c->name, strerror(-n));
-		return -1;
+		return n;
 	}
 	for (unsigned m = 0; m < n_families; m++) {
 		expo_family(e, c->families[m].name, METRIC_COUNTER, c->families[m].help);

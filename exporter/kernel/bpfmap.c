@@ -76,9 +76,12 @@ int cpu_array_reader_init(struct percpu_reader *r, int fd, uint32_t slots, uint3
 		return err;
 	r->stride = stride;
 	/* A BPF_F_MMAPABLE array is read in place, without a system call per scrape. */
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size % sizeof(uint64_t)) {
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (!err && info.value_size % sizeof(uint64_t))
+		err = -EINVAL;
+	if (err) {
 		percpu_reader_free(r);
-		return -EINVAL;
+		return err;
 	}
 	r->per_elem = info.value_size / sizeof(uint64_t); /* 1, or a whole slice */
 	if (info.map_flags & BPF_F_MMAPABLE) {

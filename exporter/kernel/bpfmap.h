@@ -30,6 +30,7 @@ struct percpu_reader {
 const void *map_view(int fd, size_t len);
 void map_view_free(const void *p, size_t len);
 
+/* Readers of a per-CPU map and of a by-CPU array: 0 or -errno, nothing logged (r freed). */
 int percpu_reader_init(struct percpu_reader *r, int fd, size_t key_size, uint32_t max_entries);
 /* The by-CPU array's size in entries: possible CPUs * stride (0 if that is unknown). */
 uint32_t cpu_array_entries(uint32_t stride);
@@ -66,7 +67,7 @@ struct slot_table {
 	size_t cap;
 };
 
-/* hash_fd is read only when labelled (then with hash_entries entries). */
+/* hash_fd is read only when labelled (then with hash_entries entries). 0 or -errno. */
 int slot_table_init(struct slot_table *t, int array_fd, uint32_t slots, uint32_t stride,
 		    int hash_fd, uint32_t hash_entries, bool labelled, slot_series_fn series);
 /*

@@ -50,6 +50,27 @@ prog_xlated() {
 	done
 }
 
+# key_published_last: on a program's xlated code (stdin), whether the atomic exchange that
+# publishes a new slot's reason (bpf/drops.bpf.c new_slot) comes after the stores of the key's
+# other fields through the same register, and no store through it follows.
+key_published_last() {
+	awk '{ l[NR] = $0 } /atomic_xchg\(\(u32 \*\)\(r[0-9] \+8\)/ { x = NR }
+	END {
+		if (!x)
+			exit 1
+		match(l[x], /\(r[0-9] \+8\)/)
+		r = substr(l[x], RSTART + 1, 2)
+		set = "\\) " r " ([-+*/|&]?=) "
+		store = "\\*\\(u[0-9]+ \\*\\)\\(" r " \\+[0-9]+\\) = "
+		for (i = x - 1; i > 0 && l[i] !~ set; i--)
+			before += l[i] ~ store
+		for (i = x + 1; i <= NR && l[i] !~ set; i++)
+			after += l[i] ~ store
+		# location, netns, ifname (two u64), family, protocol
+		exit !(before >= 6 && !after)
+	}'
+}
+
 config() { # config NAME LINE...: an INI file in $TMP, prints its path
 	local f=$TMP/$1.ini
 	shift
@@ -172,6 +193,13 @@ for read in auto false; do
 		# atomic exchange; user space reads it with acquire): in the code the kernel runs.
 		check "direct_read=$read: $want_prog publishes a key's reason with an atomic exchange" \
 			grep -q 'atomic_xchg((u32 \*)(r[0-9] +8)' <(prog_xlated "$want_prog")
+		check "direct_read=$read: $want_prog publishes a key's reason after its other fields" \
+			key_published_last < <(prog_xlated "$want_prog")
+		# Sampling off: the verifier removed the sampling code behind the test of the rate
+		# (bpf/sample.bpf.h), which only count_drop_compat has.
+		[ "$want_prog" = count_drop_compat ] &&
+			check "direct_read=$read: sampling off, $want_prog has no sampling code" \
+				bash -c '! grep -q bpf_ringbuf_reserve' < <(prog_xlated "$want_prog")
 
 		check "direct_read=$read: netns config: drops collector attached" \
 			grep -q '^netstack_collector_up{collector="drops"} 1$' <(metrics)
@@ -347,6 +375,10 @@ if start_exporter --config "$(config small 'labels = reason,family,protocol,netn
 	ovf='^netstack_map_overflow_total[{]map="skb_drops"[}]$'
 	gt "max_series=2: netstack_map_overflow_total{map=\"skb_drops\"} grows" \
 		"$(delta "$TMP/m5.before" "$TMP/m5.after" "$ovf")" 0
+	# With labels the array counts only what the hash had no room for (bpf/drops.bpf.c count).
+	check_eq "max_series=2: the overflow count is the sum of the __overflow__ series" \
+		"$(fsum "$TMP/m5.after" "$ovf")" \
+		"$(fsum "$TMP/m5.after" "^$M[{].*interface=\"__overflow__\"[}]$")"
 	n=$(grep -c "^$M{.*,netns=\"__overflow__\",interface=\"__overflow__\"}" "$TMP/m5.after")
 	gt "max_series=2: overflow series carry netns and interface \"__overflow__\"" "$n" 0
 	n=$(grep "^$M{" "$TMP/m5.after" | grep -c '"__overflow__"')
