@@ -179,6 +179,29 @@ static bool same_settings(const struct bpf_object *obj, const char *dir)
 	return same;
 }
 
+/*
+ * Unlink every entry of dir whose name starts with prefix, but (keep non-NULL) the maps keep has:
+ * what an earlier version pinned and this one no longer has is logged as it goes.
+ */
+static void unlink_prefixed(const char *dir, const char *prefix, const struct bpf_object *keep)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[600];
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		if (keep && bpf_object__find_map_by_name(keep, e->d_name + strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!unlink(path) && keep)
+			log_info("pin: %s: a map this version no longer has; removed", path);
+	}
+	if (d)
+		closedir(d);
+}
+
 int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const char *collector)
 {
 	struct bpf_map *map;
@@ -238,25 +261,10 @@ int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const cha
 			return err;
 		}
 	}
+	unlink_prefixed(dir, "map_", *s->obj);
 	if (reused)
 		log_info("pin: %s: %d pinned map(s) reused, counts go on", collector, reused);
 	return 0;
-}
-
-/* Unlink every entry of dir whose name starts with prefix. */
-static void unlink_prefixed(const char *dir, const char *prefix)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[600];
-
-	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, strlen(prefix))) {
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			unlink(path);
-		}
-	if (d)
-		closedir(d);
 }
 
 int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char *collector)
@@ -274,7 +282,7 @@ int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char
 	 * The previous exporter's links go (their programs detach), ours are pinned. Between
 	 * our attach and this, an event can be counted by both programs: a few microseconds.
 	 */
-	unlink_prefixed(dir, "link_");
+	unlink_prefixed(dir, "link_", NULL);
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
 

@@ -83,6 +83,9 @@ kill -9 "$PID"
 wait "$PID" 2>/dev/null
 drop 150
 check_eq "nftables counted all 250" 250 "$(nft_count)"
+# What an earlier version pinned (its overflow counter had a map of its own) and this one has not.
+bpftool map create "$PIN/drops/map_skb_drops_overflow" type percpu_array key 4 value 8 entries 1 \
+	name skb_drops_overflow || not_ok "bpftool pins a map of an earlier version"
 run "$TMP/run2.log" || {
 	not_ok "exporter restarts"
 	finish
@@ -90,6 +93,10 @@ run "$TMP/run2.log" || {
 # skb_drops_by_reason, skb_drops, skb_drop_{keys,counts,slots,last} and the
 # sampling counters (events_*).
 check "restart reused the pinned maps" grep -q 'pin: drops: 8 pinned map(s) reused' "$TMP/run2.log"
+check "... and removed the pin of a map this version no longer has" \
+	test ! -e "$PIN/drops/map_skb_drops_overflow"
+check "... saying so" grep -q "map_skb_drops_overflow: a map this version no longer has; removed" \
+	"$TMP/run2.log"
 equal_soon "after kill -9 and 150 drops while down"
 drop 50
 equal_soon "restarted exporter counts on, once"
