@@ -14,7 +14,10 @@ Usage: scripts/modcycles.py [BUILD_DIR] [-v: the graph].
 import subprocess, glob, os, sys
 args = [a for a in sys.argv[1:] if a != '-v']
 b = args[0] if args else 'build'
-objs = [o for o in glob.glob(b + '/exporter/**/*.o', recursive=True) + glob.glob(b + '/metrics/*.o')]
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+# Only objects whose source is still there: a moved or deleted file leaves its object behind.
+objs = [o for o in glob.glob(b + '/exporter/**/*.o', recursive=True) + glob.glob(b + '/metrics/*.o')
+        if os.path.exists(os.path.join(root, os.path.relpath(o, b)[:-2] + '.c'))]
 if not objs:
     sys.exit('modcycles: no objects under %s/exporter: build first' % b)
 defs, undefs = {}, {}
@@ -64,7 +67,7 @@ def folder(m):
     if parts[0] == 'metrics':
         return 'metrics'
     return parts[1] if len(parts) > 2 else 'main' if parts[1] == 'main' else 'core'
-src = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'exporter')
+src = os.path.join(root, 'exporter')
 allowed = {}
 for f in set(map(folder, g)) - {'main', 'metrics'}:
     readme = os.path.join(src, 'README.md' if f == 'core' else f + '/README.md')
