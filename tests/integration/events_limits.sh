@@ -47,52 +47,48 @@ mine() { grep -c "\"netns\":$INO,.*\"reason\":\"NO_SOCKET\"" "$1"; }
 # them the same 0.2 s later (a loaded machine's ASan build reads a burst for seconds). Full
 # without ours: a script alongside flooding a closed port evicted them all, so flood again.
 flood() { ip netns exec "$NS" "$UDPFLOOD" 127.0.0.1 9 $((E + E / 10)) >/dev/null; }
-flood
-last=
-for try in $(seq 100); do
-	sleep 0.2 # the consumer polls every 100 ms
-	curl -sf "$EXPORTER_URL/events" >"$TMP/full"
-	curl -sf "$EXPORTER_URL/events?netns=$INO" >"$TMP/all"
-	[ "$(wc -l <"$TMP/full")" -eq "$E" ] || continue
-	if [ "$(mine "$TMP/all")" -gt 0 ]; then
-		[ "$(tail -n 1 "$TMP/all")" = "$last" ] && break
-		last=$(tail -n 1 "$TMP/all")
-		continue
-	fi
-	echo "# try $try: other drops on the host evicted the flood's events: again"
+settle() {
+	local last=
 	flood
-done
+	for try in $(seq 100); do
+		sleep 0.2 # the consumer polls every 100 ms
+		curl -sf "$EXPORTER_URL/events" >"$TMP/full"
+		curl -sf "$EXPORTER_URL/events?netns=$INO" >"$TMP/all"
+		[ "$(wc -l <"$TMP/full")" -eq "$E" ] || continue
+		if [ "$(mine "$TMP/all")" -gt 0 ]; then
+			[ "$(tail -n 1 "$TMP/all")" = "$last" ] && return
+			last=$(tail -n 1 "$TMP/all")
+			continue
+		fi
+		echo "# try $try: other drops on the host evicted the flood's events: again"
+		flood
+	done
+}
+settle
 check_eq "the store is full ($(wc -c <"$TMP/full") bytes)" "$E" "$(wc -l <"$TMP/full")"
 gt "with the flood's events" "$(mine "$TMP/all")" 0
 
-# Five of ours between two reads of all of ours: equal reads mean nothing came or went between
-# them (scripts alongside flood, and the full store drops its oldest), so the five are their
-# end. Else read again; with fewer than five of ours left, flood again.
-for try in $(seq 50); do
+# The flood is over: none of ours comes any more, the host's own sampled drops only push the
+# oldest of ours out of the full store. So every answer is the end of the one read before it:
+# reads of all of ours around the two asked for bound them, whatever was evicted meanwhile.
+# ends A B: B is the last lines of A.
+ends() { tail -n "$(wc -l <"$2")" "$1" | cmp -s - "$2"; }
+for try in $(seq 5); do
 	curl -sf "$EXPORTER_URL/events?netns=$INO" >"$TMP/all"
 	curl -sf "$EXPORTER_URL/events?netns=$INO&max_events=5" >"$TMP/five"
-	curl -sf "$EXPORTER_URL/events?netns=$INO" >"$TMP/all2"
-	[ "$(wc -l <"$TMP/all")" -ge 5 ] && cmp -s "$TMP/all" "$TMP/all2" && break
-	echo "# try $try: our events changed meanwhile: again"
-	[ "$(wc -l <"$TMP/all2")" -ge 5 ] || flood
-	sleep 0.2
-done
-check_eq "max_events=5: five lines" 5 "$(wc -l <"$TMP/five")"
-tail -n 5 "$TMP/all" >"$TMP/last5"
-check "max_events=5: the last five, oldest first" cmp -s "$TMP/last5" "$TMP/five"
-# The host's own drops are sampled too and keep pushing the oldest out of the full store: an
-# answer fetched later is what is left of the earlier one, its end.
-# Between two equal reads of the end, as above: none of ours came or went meanwhile.
-for try in $(seq 50); do
-	curl -sf "$EXPORTER_URL/events?netns=$INO" >"$TMP/all"
 	curl -sf "$EXPORTER_URL/events?netns=$INO&max_events=100000" >"$TMP/max"
 	curl -sf "$EXPORTER_URL/events?netns=$INO" >"$TMP/all2"
-	cmp -s "$TMP/all" "$TMP/all2" && break
-	echo "# try $try: our events changed meanwhile: again"
-	sleep 0.2
+	[ "$(wc -l <"$TMP/all2")" -ge 100 ] && break
+	echo "# try $try: the host's drops evicted nearly all of ours: flood again"
+	settle
 done
-tail -n "$(wc -l <"$TMP/all")" "$TMP/max" >"$TMP/max.tail"
-check "max_events=100000: every event kept ($(wc -l <"$TMP/max"))" cmp -s "$TMP/max.tail" "$TMP/all"
+gt "ours still in the store after the reads" "$(wc -l <"$TMP/all2")" 99
+check_eq "max_events=5: five lines" 5 "$(wc -l <"$TMP/five")"
+check "max_events=5: the last five, oldest first" ends "$TMP/all" "$TMP/five"
+check "max_events=5: ... still the last five after" ends "$TMP/all2" "$TMP/five"
+check "max_events=100000: the end of what was there before" ends "$TMP/all" "$TMP/max"
+check "max_events=100000: every event kept ($(wc -l <"$TMP/max"), $(wc -l <"$TMP/all2") after)" \
+	ends "$TMP/max" "$TMP/all2"
 for v in 0 -1 abc '' 1e3 100001 99999999999999999999; do
 	code=$(curl -s -o "$TMP/body" -w '%{http_code}' "$EXPORTER_URL/events?max_events=$v")
 	check_eq "max_events=$v is a 400 ($(head -c 80 "$TMP/body"))" 400 "$code"
