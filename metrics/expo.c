@@ -183,7 +183,7 @@ static void write_labels(struct expo *e, const struct labels *l, const char *le)
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 {
 	if (e->capturing) {
-		e->filter->sample(e->filter, l, NULL, &v, 0, 0, NULL);
+		e->filter->sample(e->filter, l, NULL, &v, 0, 0, NULL, NULL);
 		return;
 	}
 	if (!sample_ok(e, l))
@@ -211,7 +211,7 @@ void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const
 	if (e->capturing) {
 		const struct exemplar x = { ex, ex_value, ex_time };
 
-		e->filter->sample(e->filter, l, NULL, &v, 0, 0, ex ? &x : NULL);
+		e->filter->sample(e->filter, l, NULL, &v, 0, 0, NULL, ex ? &x : NULL);
 		return;
 	}
 	if (e->format != FORMAT_OPENMETRICS || !ex || !names_ok(ex)) {
@@ -248,13 +248,20 @@ void expo_double(struct expo *e, const struct labels *l, double v)
 void expo_histogram(struct expo *e, const struct labels *l, const double *bounds,
 		    const uint64_t *counts, int nbounds, double sum)
 {
+	expo_histogram_native(e, l, bounds, counts, nbounds, sum, NULL);
+}
+
+void expo_histogram_native(struct expo *e, const struct labels *l, const double *bounds,
+			   const uint64_t *counts, int nbounds, double sum,
+			   const struct native_hist *nh)
+{
 	bool om = e->format == FORMAT_OPENMETRICS;
 	char num[NUM_MAX];
 	uint64_t cum = 0;
 	int i;
 
 	if (e->capturing) {
-		e->filter->sample(e->filter, l, bounds, counts, nbounds, sum, NULL);
+		e->filter->sample(e->filter, l, bounds, counts, nbounds, sum, nh, NULL);
 		return;
 	}
 	if (!sample_ok(e, l))

@@ -69,10 +69,14 @@ struct exemplar {
  * counts has nbounds + 1 entries; a counter is nbounds = 0 with bounds NULL; ex is the
  * sample's exemplar, or NULL.
  */
+struct native_hist;
+
 struct expo_filter {
 	bool (*capture)(struct expo_filter *f, const char *family, enum metric_type type);
+	/* nh: the histogram's native buckets, or NULL (counters, classic-only histograms). */
 	void (*sample)(struct expo_filter *f, const struct labels *l, const double *bounds,
-		       const uint64_t *counts, int nbounds, double sum, const struct exemplar *ex);
+		       const uint64_t *counts, int nbounds, double sum,
+		       const struct native_hist *nh, const struct exemplar *ex);
 	/* keep false: the caller abandons this family (its collector failed). */
 	void (*flush)(struct expo_filter *f, struct expo *e, bool keep);
 };
@@ -125,6 +129,27 @@ void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const
  */
 void expo_histogram(struct expo *e, const struct labels *l, const double *bounds,
 		    const uint64_t *counts, int nbounds, double sum);
+/*
+ * A native (exponential) histogram's buckets, dense: counts[j] (non-cumulative) is bucket
+ * offset + j, which holds values in (2^((i-1)/2^schema), 2^(i/2^schema)]; zero_count the
+ * values at most zero_threshold. A family's histograms share schema, offset and n, so that
+ * they add up bucket by bucket.
+ */
+struct native_hist {
+	int schema;
+	double zero_threshold;
+	uint64_t zero_count;
+	int32_t offset;
+	const uint64_t *counts;
+	unsigned n;
+};
+/*
+ * A histogram with both classic buckets (as expo_histogram) and native ones: the text formats
+ * render the classic buckets only, the protobuf format both.
+ */
+void expo_histogram_native(struct expo *e, const struct labels *l, const double *bounds,
+			   const uint64_t *counts, int nbounds, double sum,
+			   const struct native_hist *nh);
 /* Value of every optional label of the series counting what a bounded map had no room for. */
 #define OVERFLOW_LABEL "__overflow__"
 /* A collector's bounded map (name outliving the exposition) had no room for count entries. */

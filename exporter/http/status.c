@@ -55,13 +55,15 @@ static bool capture(struct expo_filter *f, const char *family, enum metric_type 
 }
 
 static void add_sample(struct expo_filter *f, const struct labels *l, const double *bounds,
-		       const uint64_t *counts, int nbounds, double sum, const struct exemplar *ex)
+		       const uint64_t *counts, int nbounds, double sum,
+		       const struct native_hist *nh, const struct exemplar *ex)
 {
 	struct reading *r = ((struct summer *)f)->r;
 	const char *reason = NULL;
 	struct tally *t;
 
 	(void)bounds;
+	(void)nh;
 	(void)nbounds;
 	(void)sum;
 	(void)ex;

@@ -203,7 +203,7 @@ static bool filter_capture(struct expo_filter *ef, const char *family, enum metr
 
 static void filter_sample(struct expo_filter *ef, const struct labels *l, const double *bounds,
 			  const uint64_t *counts, int nbounds, double sum,
-			  const struct exemplar *ex)
+			  const struct native_hist *nh, const struct exemplar *ex)
 {
 	struct pods_filter *pf = (struct pods_filter *)ef;
 	struct fam *f = pf->cur;
@@ -213,6 +213,7 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 	struct labels want;
 	struct in *in;
 
+	(void)nh; /* folded series keep their classic buckets only, for now */
 	if (!f->nv) {
 		f->nv = nbounds + 1;
 		if (nbounds) {

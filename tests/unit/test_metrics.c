@@ -864,11 +864,12 @@ static bool capture_capture(struct expo_filter *f, const char *family, enum metr
 
 static void capture_sample(struct expo_filter *f, const struct labels *l, const double *bounds,
 			   const uint64_t *counts, int nbounds, double sum,
-			   const struct exemplar *ex)
+			   const struct native_hist *nh, const struct exemplar *ex)
 {
 	struct capture *c = (struct capture *)f;
 
 	(void)l;
+	(void)nh;
 	(void)bounds;
 	(void)nbounds;
 	(void)sum;
