@@ -50,6 +50,7 @@ RTT='netstack_collector_up{collector="rtt"} == 1'
 TCP="$RETRANS and on (instance) $RTT"
 RESETS='netstack_collector_up{collector="resets"} == 1'
 CONNS='netstack_collector_up{collector="connections"} == 1'
+HANDSHAKES='count(netstack_tcp_handshake_seconds_count)'
 declare -A CLASS=(
 	["var:job"]=data
 	["var:node"]=data
@@ -75,6 +76,8 @@ declare -A CLASS=(
 	["dash:TCP RTT quantiles and mean:B"]="data-if $RTT"
 	["dash:TCP RTT quantiles and mean:C"]="data-if $RTT"
 	["dash:TCP RTT quantiles and mean:D"]="data-if $RTT"
+	["dash:TCP handshake time (heatmap):A"]="data-if $HANDSHAKES"
+	["dash:Retransmits by cause:A"]="data-if $RETRANS"
 	["dash:TCP resets sent by reason:A"]="data-if $RESETS"
 	["dash:Top reset reasons (last 5 minutes):A"]="data-if $RESETS"
 	["dash:TCP resets received:A"]="data-if $RESETS"
@@ -114,12 +117,15 @@ declare -A CLASS=(
 	["rule:instance_direction_outcome:netstack_tcp_connections:rate5m"]="data-if $CONNS"
 	["rule:instance_direction:netstack_tcp_connection_attempts:rate5m"]="data-if $CONNS"
 	["rule:instance_direction:netstack_tcp_connection_failures:ratio_rate5m"]="data-if $CONNS"
+	["rule:instance_direction:netstack_tcp_handshakes:rate5m"]="data-if $HANDSHAKES"
+	["rule:instance_direction:netstack_tcp_handshakes_slower_than_rto:ratio_rate5m"]="data-if $HANDSHAKES"
 	["rule:NetstackDropReasonSpike"]=data
 	["rule:NetstackNewDropReason"]=data
 	["rule:NetstackTCPRetransmitRatioHigh"]="data-if $TCP"
 	["rule:NetstackTCPResetReasonSpike"]="data-if $RESETS"
 	["rule:NetstackTCPConnectionFailureRatioHigh"]="data-if $CONNS"
 	["rule:NetstackTCPRTTHigh"]=empty
+	["rule:NetstackTCPHandshakesSlow"]=empty
 	["rule:NetstackExporterDown"]=empty
 	["rule:NetstackExporterAbsent"]=empty
 	["rule:NetstackCollectorDown"]=empty

@@ -8,7 +8,8 @@
 #     removed, or the new-reason alert's "monitored a day ago" condition removed, fail them
 #     (the quiet node, the busy node and the new node cases); the same for the reset spike
 #     (and its baseline without the 0 for a new reason, or without "monitored an hour before"),
-#     and the connection failure ratio without its minimum of attempts or its 0;
+#     and the connection failure ratio without its minimum of attempts or its 0, and the slow
+#     handshakes without their minimum rate or their threshold;
 #   - the PrometheusRule of the Kubernetes component holds exactly the rules file;
 #   - the Grafana dashboard and provisioning files parse, are well formed, use only defined
 #     template variables; the Grafana alert matches the Prometheus alert it mirrors.
@@ -98,6 +99,10 @@ mutant "failure ratio without its minimum of attempts (node b pages)" \
 mutant "failure ratio without its 0 where nothing failed (a's passive side missing)" \
 	's/\n\s*or\n\s*0 \* instance_direction:netstack_tcp_connection_attempts:rate5m\n/\n/' \
 	'direction="passive"' 'tcp connection failure ratio'
+mutant "slow handshakes without their minimum rate (node b pages)" \
+	's/(instance_direction:netstack_tcp_handshakes:rate5m) > 1\n/$1 > 0\n/' 'instance="b"' 'tcp slow handshakes'
+mutant "slow handshakes without the 5% threshold (node c pages)" \
+	's/slower_than_rto:ratio_rate5m > 0.05/slower_than_rto:ratio_rate5m > 0/' 'instance="c"' 'tcp slow handshakes'
 
 # ---- the PrometheusRule is the rules file -----------------------------------------------------
 yaml2json <"$PR" >"$TMP/pr.json"
