@@ -385,3 +385,33 @@ notrack() {
 			nft add rule inet "$t" pre tcp sport "$p" notrack || return 1
 	done
 }
+
+# prom_start NAME TARGET [FLAGS...]: a real Prometheus scraping TARGET (host:port) every second,
+# its data and log under $TMP/NAME; sets PROM_URL and PROM_LOG, returns once the target is up
+# (1 when it is not within 20 s).
+prom_start() {
+	local name=$1 target=$2 port pid
+	shift 2
+	port=$(free_port)
+	PROM_URL=http://127.0.0.1:$port PROM_LOG=$TMP/$name.log
+	mkdir -p "$TMP/$name"
+	cat >"$TMP/$name/prometheus.yml" <<EOC
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: $name
+    static_configs:
+      - targets: ['$target']
+EOC
+	prometheus --config.file="$TMP/$name/prometheus.yml" --storage.tsdb.path="$TMP/$name/data" \
+		--web.listen-address="127.0.0.1:$port" "$@" >"$PROM_LOG" 2>&1 &
+	pid=$!
+	on_exit "kill $pid; wait $pid"
+	wait_until 20 eval 'prom_get /api/v1/targets | grep -q "\"health\":\"up\""'
+}
+# prom_get PATH [CURL ARGS...]: GET from the Prometheus HTTP API at $PROM_URL.
+prom_get() { curl -s -m 5 -G "$PROM_URL$1" "${@:2}"; }
+# prom_query PROMQL: the JSON answer of an instant query.
+prom_query() { prom_get /api/v1/query --data-urlencode "query=$1"; }

@@ -211,8 +211,6 @@ prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom-da
 	--web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prometheus.log" 2>&1 &
 PROM_PID=$!
 on_exit "kill $PROM_PID; wait $PROM_PID"
-prom_get() { curl -s -m 5 -G "$PROM_URL$1" "${@:2}"; }
-prom_query() { prom_get /api/v1/query --data-urlencode "query=$1"; }
 for _ in $(seq 100); do
 	prom_get /api/v1/targets | grep -q '"health":"up"' && break
 	kill -0 "$PROM_PID" 2>/dev/null || break

@@ -15,14 +15,6 @@ command -v prometheus >/dev/null || skip_all "needs prometheus (Debian package p
 UDPFLOOD=$BUILD/tests/udpflood
 [ -x "$UDPFLOOD" ] || skip_all "$UDPFLOOD not built (make $UDPFLOOD)"
 
-# prom_get PATH [CURL ARGS...]: GET from the Prometheus HTTP API.
-prom_get() {
-	local path=$1
-	shift
-	curl -s -m 5 -G "$PROM_URL$path" "$@"
-}
-# prom_query PROMQL: the JSON answer of an instant query.
-prom_query() { prom_get /api/v1/query --data-urlencode "query=$1"; }
 # first_value JSON: the value of the first sample of a vector answer ("" when empty).
 first_value() { grep -o '"value":\[[^]]*\]' <<<"$1" | head -n 1 | sed 's/.*,"\(.*\)"\]/\1/'; }
 # reason_value JSON REASON: the value of the sample whose only label is reason=REASON.
