@@ -137,6 +137,12 @@ $(BUILD)/tests/pbdecode: tests/tools/pbdecode.c $(PB_GEN)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -fsanitize=thread,$(CFLAGS)) $< $(BUILD)/metrics/prometheus.pb-c.c \
 		$(LDLIBS) -o $@
+# Tools of the exposition library itself, linked as built: its cost per series (docs/cost.md),
+# a fixed protobuf exposition for a real Prometheus (tests/integration/protobuf.sh).
+$(BUILD)/tests/expobench $(BUILD)/tests/pbsample: $(BUILD)/tests/%: tests/tools/%.c $(METRICS_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_OBJS)
 	$(call msg,FUZZ,$@)
