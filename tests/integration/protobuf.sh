@@ -105,7 +105,7 @@ grep -q '^# families=' "$TMP/compare" || not_ok "expocompare.py ran" "$(tail -n 
 read -r families series < <(sed -n 's/^# families=\([0-9]*\) .* series=\([0-9]*\) .*/\1 \2/p' \
 	"$TMP/compare")
 ge "families compared" "${families:-0}" 25
-ge "series compared" "${series:-0}" 100
+ge "series compared" "${series:-0}" 60
 node_esc='node="node-1 \"quoted\" back\\slash"'
 check_eq "protobuf: every sample carries the node label" 0 \
 	"$(grep -v '^#' "$TMP/pb.txt" | grep -vcF "$node_esc")"
