@@ -149,8 +149,8 @@ static const char *const help_escapes[128] = {
 };
 
 /*
- * Unescaped: a label value keeps its newline (text's \\n) and loses the other control
- * characters as the text formats do; HELP text keeps them all, as Prometheus text does.
+ * Unescaped: a label value keeps its newline (which the text formats escape) and loses the
+ * other control characters as they do; HELP text keeps them all, as Prometheus text does.
  */
 static const char *const raw_label[128] = { CTLS };
 static const char *const raw_help[128] = { 0 };
