@@ -9,6 +9,7 @@ DESTDIR ?=
 BUILD ?= build
 CLANG ?= clang
 BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
 LLVM_STRIP ?= llvm-strip
 # The kernel's name for the compiler's target (bpf_tracing.h): x86_64 -> x86, aarch64 -> arm64.
 ARCH ?= $(shell $(CC) -dumpmachine | sed -E 's/-.*//; s/^(x86_64|i.86)$$/x86/; \
@@ -41,14 +42,18 @@ ifeq ($(FUZZ),1)
 CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
-LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt -lseccomp
+LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt -lseccomp \
+	  -lprotobuf-c
 # -mcpu=v3: atomic fetch-and-add (Linux 5.12+; the drop reasons need 5.17 anyway).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 	      -Wno-unused-parameter -Ibpf -MMD -MP
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-METRICS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard metrics/*.c))
+# The protobuf exposition's C, generated from our .proto by protoc-c (never committed).
+PB_GEN := $(BUILD)/metrics/prometheus.pb-c.c $(BUILD)/metrics/prometheus.pb-c.h
+METRICS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard metrics/*.c)) \
+	$(BUILD)/metrics/prometheus.pb-c.o
 EXPORTER_SRCS := $(wildcard exporter/*.c exporter/*/*.c exporter/*/*/*.c)
 EXPORTER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(EXPORTER_SRCS))
 LIB_OBJS := $(METRICS_OBJS) $(filter-out $(BUILD)/exporter/main.o,$(EXPORTER_OBJS))
@@ -95,6 +100,15 @@ $(BUILD)/%.o: %.c | $(BUILD)
 # User objects include their collector's skeleton (and version.h).
 $(EXPORTER_OBJS): $(SKELS) $(BUILD)/version.h
 
+$(PB_GEN) &: metrics/prometheus.proto | $(BUILD)
+	$(call msg,PROTOC,$(BUILD)/metrics/prometheus.pb-c.c)
+	$(Q)mkdir -p $(BUILD)/metrics
+	$(Q)$(PROTOC_C) --c_out=$(BUILD) $<
+$(BUILD)/metrics/prometheus.pb-c.o: $(BUILD)/metrics/prometheus.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/metrics/proto.o $(UNIT_TESTS) $(FUZZERS): $(BUILD)/metrics/prometheus.pb-c.h
+
 # Rewritten only when the version or commit changes, so every object agrees on them.
 $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)printf '#define NETSTACK_VERSION "%s"\n#define NETSTACK_COMMIT "%s"\n' \
@@ -117,6 +131,18 @@ $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -fsanitize=thread,$(CFLAGS)) $< $(LDLIBS) -o $@
+# The protobuf decoder builds the generated C itself, with its flags (not the library's).
+$(BUILD)/tests/pbdecode: tests/tools/pbdecode.c $(PB_GEN)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -fsanitize=thread,$(CFLAGS)) $< $(BUILD)/metrics/prometheus.pb-c.c \
+		$(LDLIBS) -o $@
+# Tools of the exposition library itself, linked as built: its cost per series (docs/cost.md),
+# a fixed protobuf exposition for a real Prometheus (tests/integration/protobuf.sh).
+$(BUILD)/tests/expobench $(BUILD)/tests/pbsample: $(BUILD)/tests/%: tests/tools/%.c $(METRICS_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_OBJS)
 	$(call msg,FUZZ,$@)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The exposition: families and their samples in Prometheus text 0.0.4 or OpenMetrics 1.0.0,
- * and the filters that capture families on their way.
+ * The exposition: families and their samples in Prometheus text 0.0.4 or OpenMetrics 1.0.0
+ * (protobuf: proto.c), and the filters that capture families on their way.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -47,6 +47,8 @@ void expo_init(struct expo *e, struct mbuf *out, enum metric_format format)
 	e->capturing = false;
 	e->n_overflows = 0;
 	e->bad_samples = 0;
+	e->pb_start = 0;
+	e->pb_open = false;
 }
 
 static void flush_filter(struct expo *e, bool keep)
@@ -91,10 +93,13 @@ void expo_family(struct expo *e, const char *name, enum metric_type type, const 
 	e->family = name;
 	e->type = type;
 	e->capturing = e->filter && e->filter->capture(e->filter, name, type);
-	/* An empty HELP means "no HELP" in OpenMetrics; skip it in both formats for symmetry. */
+	/* An empty HELP means "no HELP" in OpenMetrics; skip it in every format for symmetry. */
 	if (help && !*help)
 		help = NULL;
-	if (e->format == FORMAT_OPENMETRICS) {
+	if (e->format == FORMAT_PROTOBUF) {
+		proto_family_end(e);
+		proto_family_begin(e, name, type, help);
+	} else if (e->format == FORMAT_OPENMETRICS) {
 		if (type == METRIC_COUNTER && has_total_suffix(name, len))
 			len -= 6;
 		/* OpenMetrics recommends TYPE, UNIT, HELP in that order. */
@@ -188,6 +193,10 @@ void expo_u64(struct expo *e, const struct labels *l, uint64_t v)
 	}
 	if (!sample_ok(e, l))
 		return;
+	if (e->format == FORMAT_PROTOBUF) {
+		proto_scalar(e, l, (double)v, NULL);
+		return;
+	}
 	/* Digits written backwards from the end: printf costs (docs/cost.md, the scrape). */
 	char num[24], *p = num + sizeof(num);
 
@@ -214,7 +223,7 @@ void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const
 		e->filter->sample(e->filter, l, NULL, &v, 0, 0, NULL, ex ? &x : NULL);
 		return;
 	}
-	if (e->format != FORMAT_OPENMETRICS || !ex || !names_ok(ex)) {
+	if (e->format == FORMAT_PROMETHEUS || !ex || !names_ok(ex)) {
 		expo_u64(e, l, v);
 		return;
 	}
@@ -222,6 +231,12 @@ void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const
 		len += utf8_runes(ex->name[i]) + utf8_runes(ex->value[i]);
 	if (len > EXEMPLAR_MAX_RUNES || !sample_ok(e, l)) {
 		expo_u64(e, l, v);
+		return;
+	}
+	if (e->format == FORMAT_PROTOBUF) {
+		const struct exemplar x = { ex, ex_value, ex_time };
+
+		proto_scalar(e, l, (double)v, &x);
 		return;
 	}
 	write_name(e, NULL);
@@ -239,6 +254,10 @@ void expo_double(struct expo *e, const struct labels *l, double v)
 
 	if (!sample_ok(e, l))
 		return;
+	if (e->format == FORMAT_PROTOBUF) {
+		proto_scalar(e, l, v, NULL);
+		return;
+	}
 	fmt_double(num, v, e->format == FORMAT_OPENMETRICS);
 	write_name(e, NULL);
 	write_labels(e, l, NULL);
@@ -266,6 +285,10 @@ void expo_histogram_native(struct expo *e, const struct labels *l, const double 
 	}
 	if (!sample_ok(e, l))
 		return;
+	if (e->format == FORMAT_PROTOBUF) {
+		proto_histogram(e, l, bounds, counts, nbounds, sum, nh);
+		return;
+	}
 	for (i = 0; i < nbounds; i++) {
 		cum += counts[i];
 		fmt_double(num, bounds[i], om);
@@ -299,4 +322,5 @@ void expo_finish(struct expo *e)
 	flush_filter(e, true);
 	if (e->format == FORMAT_OPENMETRICS)
 		mbuf_puts(e->out, "# EOF\n");
+	proto_family_end(e);
 }

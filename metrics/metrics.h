@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Exposition library: Prometheus text 0.0.4 and OpenMetrics 1.0.0 rendering, label escaping,
- * content negotiation and gzip. Pure C: no BPF, no HTTP, so it can be unit tested alone. One
- * file per concern: mbuf.c the buffer, text.c UTF-8 and escaping, number.c numbers, expo.c the
- * exposition, negotiate.c Accept headers, gzip.c compression.
+ * Exposition library: Prometheus text 0.0.4, OpenMetrics 1.0.0 and protobuf rendering, label
+ * escaping, content negotiation and gzip. Pure C: no BPF, no HTTP, so it can be unit tested
+ * alone. One file per concern: mbuf.c the buffer, text.c UTF-8 and escaping, number.c numbers,
+ * expo.c the exposition, proto.c its protobuf encoding, negotiate.c Accept headers, gzip.c
+ * compression.
  */
 #ifndef NETSTACK_METRICS_H
 #define NETSTACK_METRICS_H
@@ -31,6 +32,11 @@ void mbuf_printf(struct mbuf *b, const char *fmt, ...) __attribute__((format(pri
 enum metric_format {
 	FORMAT_PROMETHEUS,  /* text/plain; version=0.0.4 */
 	FORMAT_OPENMETRICS, /* application/openmetrics-text; version=1.0.0 */
+	/*
+	 * application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily;
+	 * encoding=delimited (metrics/prometheus.proto): histograms with their native buckets too.
+	 */
+	FORMAT_PROTOBUF,
 };
 
 enum metric_type {
@@ -102,12 +108,21 @@ struct expo {
 	unsigned n_overflows;
 	/* Samples left out because a label name is not [a-zA-Z_][a-zA-Z0-9_]* (a bug of ours). */
 	unsigned bad_samples;
+	/*
+	 * Protobuf: where the open family's message starts in out. Its length prefix has a fixed
+	 * width, filled in when the family ends, so the output only ever grows: a caller may take
+	 * back what it wrote since a length it noted between two families (scrape.c does for a
+	 * failing collector), and a family so taken back is left out whole.
+	 */
+	size_t pb_start;
+	bool pb_open;
 };
 
 void expo_init(struct expo *e, struct mbuf *out, enum metric_format format);
 /*
  * Start a family. Counter names are given with their "_total" suffix, as in Prometheus
- * text; in OpenMetrics the HELP/TYPE lines use the name without it and samples keep it.
+ * text; in OpenMetrics the HELP/TYPE lines use the name without it and samples keep it; in
+ * protobuf the family keeps it, as client_golang's do.
  */
 void expo_family(struct expo *e, const char *name, enum metric_type type, const char *help);
 void expo_u64(struct expo *e, const struct labels *l, uint64_t v);
@@ -115,10 +130,10 @@ void expo_u64(struct expo *e, const struct labels *l, uint64_t v);
 const char *u64_str(char buf[static 21], uint64_t v);
 void expo_double(struct expo *e, const struct labels *l, double v);
 /*
- * A counter sample with an exemplar (OpenMetrics only: labels, value and Unix time). The
- * exemplar is left out in Prometheus text, when ex is NULL, or when its label names and values
- * together exceed EXEMPLAR_MAX_RUNES characters (the OpenMetrics limit). A family a filter
- * captures hands the exemplar to the filter with the sample.
+ * A counter sample with an exemplar (OpenMetrics and protobuf: labels, value and Unix time).
+ * The exemplar is left out in Prometheus text, when ex is NULL, or when its label names and
+ * values together exceed EXEMPLAR_MAX_RUNES characters (the OpenMetrics limit). A family a
+ * filter captures hands the exemplar to the filter with the sample.
  */
 #define EXEMPLAR_MAX_RUNES 128
 void expo_u64_exemplar(struct expo *e, const struct labels *l, uint64_t v, const struct labels *ex,
@@ -156,7 +171,7 @@ void expo_histogram_native(struct expo *e, const struct labels *l, const double 
 void expo_map_overflow(struct expo *e, const char *map, uint64_t count);
 /* Flush the current filter (keep: write its result), then use f (NULL: none) from now on. */
 void expo_set_filter(struct expo *e, struct expo_filter *f, bool keep);
-/* End of exposition: "# EOF" for OpenMetrics, nothing for Prometheus text. */
+/* End of exposition: "# EOF" for OpenMetrics, the last family's length for protobuf. */
 void expo_finish(struct expo *e);
 
 /*
@@ -196,7 +211,12 @@ void escape_html(struct mbuf *out, const char *s);
 /* The inside of a JSON string: \", \\, \u00XX for C0 controls and DEL, UTF-8 kept raw. */
 void escape_json(struct mbuf *out, const char *s);
 
-/* Pick the format from an Accept header (NULL = absent), honouring q-values. */
+/*
+ * Pick the format from an Accept header (NULL = absent), honouring q-values: the highest q
+ * wins, a tie goes to protobuf, then OpenMetrics. Protobuf only for
+ * application/vnd.google.protobuf with proto=io.prometheus.client.MetricFamily and
+ * encoding=delimited, OpenMetrics only for version 1.0.0 or none.
+ */
 enum metric_format negotiate_format(const char *accept);
 const char *format_content_type(enum metric_format f);
 /* True when an Accept-Encoding header (NULL = absent) allows gzip with q > 0. */

@@ -19,4 +19,19 @@ void fmt_double(char *buf, double v, bool canonical);
 /* sep, name, '=' and the value quoted and escaped as escape_label_value() does, in one go. */
 void label_pair(struct mbuf *out, char sep, const char *name, const char *value);
 
+/*
+ * Strings as protobuf carries them: unescaped, but valid UTF-8 and, for label values (label
+ * true), with what the text formats cannot carry as U+FFFD, so that a value reads the same in
+ * every format. text_clean says whether s is so already; text_raw appends the made-valid copy.
+ */
+bool text_clean(const char *s, bool label);
+void text_raw(struct mbuf *out, const char *s, bool label);
+
+/* The protobuf side of expo.c (proto.c): a family's start and end, and its samples. */
+void proto_family_begin(struct expo *e, const char *name, enum metric_type type, const char *help);
+void proto_family_end(struct expo *e);
+void proto_scalar(struct expo *e, const struct labels *l, double v, const struct exemplar *ex);
+void proto_histogram(struct expo *e, const struct labels *l, const double *bounds,
+		     const uint64_t *counts, int nbounds, double sum, const struct native_hist *nh);
+
 #endif

@@ -12,7 +12,9 @@ struct list_item {
 	bool has_version;
 	const char *version;
 	size_t version_len;
-	bool bad; /* trailing garbage: ignore the element */
+	bool metric_family; /* proto=io.prometheus.client.MetricFamily */
+	bool delimited;	    /* encoding=delimited */
+	bool bad;	    /* trailing garbage: ignore the element */
 };
 
 static char ascii_lower(char c)
@@ -29,6 +31,11 @@ static bool span_ieq(const char *s, size_t len, const char *lit)
 		if (!lit[i] || ascii_lower(s[i]) != lit[i])
 			return false;
 	return !lit[len];
+}
+
+static bool span_eq(const char *s, size_t len, const char *lit)
+{
+	return strlen(lit) == len && !memcmp(s, lit, len);
 }
 
 static const char *skip_ows(const char *p)
@@ -112,6 +119,12 @@ static bool next_item(const char **pp, struct list_item *it)
 			it->has_version = true;
 			it->version = val;
 			it->version_len = val_len;
+		} else if (span_ieq(name, name_len, "proto") && val) {
+			/* A protobuf message's full name is case-sensitive. */
+			it->metric_family =
+				span_eq(val, val_len, "io.prometheus.client.MetricFamily");
+		} else if (span_ieq(name, name_len, "encoding") && val) {
+			it->delimited = span_ieq(val, val_len, "delimited");
 		}
 	}
 	if (*p && *p != ',') {
@@ -126,7 +139,7 @@ static bool next_item(const char **pp, struct list_item *it)
 
 enum metric_format negotiate_format(const char *accept)
 {
-	int om_q = 0, text_q = 0;
+	int pb_q = 0, om_q = 0, text_q = 0;
 	struct list_item it;
 
 	if (!accept)
@@ -134,7 +147,11 @@ enum metric_format negotiate_format(const char *accept)
 	while (next_item(&accept, &it)) {
 		if (it.bad || !it.tok_len)
 			continue;
-		if (span_ieq(it.tok, it.tok_len, "application/openmetrics-text")) {
+		if (span_ieq(it.tok, it.tok_len, "application/vnd.google.protobuf")) {
+			/* The other encodings (text, compact-text) are debugging aids: not spoken. */
+			if (it.metric_family && it.delimited && it.q > pb_q)
+				pb_q = it.q;
+		} else if (span_ieq(it.tok, it.tok_len, "application/openmetrics-text")) {
 			/* Only 1.0.0 is spoken; 0.0.1 was a pre-release with different rules. */
 			if (it.has_version && !span_ieq(it.version, it.version_len, "1.0.0"))
 				continue;
@@ -147,13 +164,22 @@ enum metric_format negotiate_format(const char *accept)
 				text_q = it.q;
 		}
 	}
+	if (pb_q > 0 && pb_q >= om_q && pb_q >= text_q)
+		return FORMAT_PROTOBUF;
 	return om_q > 0 && om_q >= text_q ? FORMAT_OPENMETRICS : FORMAT_PROMETHEUS;
 }
 
 const char *format_content_type(enum metric_format f)
 {
-	if (f == FORMAT_OPENMETRICS)
+	switch (f) {
+	case FORMAT_OPENMETRICS:
 		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	case FORMAT_PROTOBUF:
+		return "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+		       "encoding=delimited";
+	case FORMAT_PROMETHEUS:
+		break;
+	}
 	return "text/plain; version=0.0.4; charset=utf-8";
 }
 

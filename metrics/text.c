@@ -148,6 +148,13 @@ static const char *const help_escapes[128] = {
 	['\n'] = "\\n",
 };
 
+/*
+ * Unescaped: a label value keeps its newline (which the text formats escape) and loses the
+ * other control characters as they do; HELP text keeps them all, as Prometheus text does.
+ */
+static const char *const raw_label[128] = { CTLS };
+static const char *const raw_help[128] = { 0 };
+
 /* Control characters other than white space are errors in HTML: shown as U+FFFD. */
 #define HTML_CTL(c) [c] = UTF8_REPLACEMENT
 static const char *const html_escapes[128] = {
@@ -189,6 +196,25 @@ void escape_label_value(struct mbuf *out, const char *s)
 void escape_help(struct mbuf *out, const char *s)
 {
 	escape_with(out, s, help_escapes);
+}
+
+bool text_clean(const char *s, bool label)
+{
+	const char *const *tab = label ? raw_label : raw_help;
+
+	while (*s) {
+		int n = (unsigned char)*s < 0x80 ? 1 : utf8_char(s);
+
+		if (n < 0 || (n == 1 && tab[(unsigned char)*s]))
+			return false;
+		s += n;
+	}
+	return true;
+}
+
+void text_raw(struct mbuf *out, const char *s, bool label)
+{
+	escape_with(out, s, label ? raw_label : raw_help);
 }
 
 /*

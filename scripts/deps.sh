@@ -11,7 +11,7 @@ set -eu
 
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev libgnutls28-dev libcrypt-dev \
-libseccomp-dev uthash-dev"
+libseccomp-dev uthash-dev libprotobuf-c-dev protobuf-c-compiler"
 # catatonit: the pause process of podman's pods (tests/container/pod.sh plays one).
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
 jq libyaml-libyaml-perl strace systemd openssl whois python3-prometheus-client \

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = 0; /* headers reach us NUL-terminated */
 	f = negotiate_format(s);
-	if (f != FORMAT_PROMETHEUS && f != FORMAT_OPENMETRICS)
+	if (f != FORMAT_PROMETHEUS && f != FORMAT_OPENMETRICS && f != FORMAT_PROTOBUF)
 		abort();
 	if (!format_content_type(f))
 		abort();

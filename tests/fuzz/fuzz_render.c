@@ -3,12 +3,15 @@
  * libFuzzer: label values and HELP text of any bytes render into lines that stay lines: the
  * escaped output has exactly one newline per sample, no other control byte, is valid UTF-8,
  * and escapes round-trip to the input made a label value (label_text). The input as a label
- * name renders its sample only when it is a valid name.
+ * name renders its sample only when it is a valid name. In protobuf the family decodes (with
+ * protobuf-c's unpacker) into the same samples, its strings valid UTF-8 and the label value
+ * the one the text format's escape reads back to.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
+#include "metrics/prometheus.pb-c.h"
 
 static void check_utf8(const char *s, size_t n)
 {
@@ -68,6 +71,34 @@ static bool name_ok(const char *s)
 	return true;
 }
 
+/* The protobuf exposition of the same samples: one family, its strings valid, the value raw. */
+static void check_proto(const struct mbuf *body, const char *s, const struct mbuf *escaped)
+{
+	const uint8_t *p = (const uint8_t *)body->data;
+	Io__Prometheus__Client__MetricFamily *f;
+	struct mbuf again = { 0 };
+	size_t len = 0, i;
+	char *raw;
+
+	for (i = 0; i < 5 && i < body->len; i++)
+		len |= (size_t)(p[i] & 0x7f) << (7 * i);
+	if (body->len < 5 || len != body->len - 5)
+		abort();
+	f = io__prometheus__client__metric_family__unpack(NULL, len, p + 5);
+	if (!f || f->n_metric != 1u + name_ok(s) || !f->help || f->metric[0]->n_label != 1)
+		abort();
+	check_utf8(f->help, strlen(f->help));
+	raw = f->metric[0]->label[0]->value;
+	check_utf8(raw, strlen(raw));
+	/* The text escape of the raw value is the text format's value, byte for byte. */
+	escape_label_value(&again, raw);
+	if (again.len != escaped->len ||
+	    (again.len && memcmp(again.data, escaped->data, again.len)))
+		abort();
+	mbuf_free(&again);
+	io__prometheus__client__metric_family__free_unpacked(f, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	struct mbuf m = { 0 }, body = { 0 };
@@ -85,7 +116,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	escape_label_value(&m, s);
 	check_unescape(m.data ? m.data : "", m.len, s);
 
-	for (int f = FORMAT_PROMETHEUS; f <= FORMAT_OPENMETRICS; f++) {
+	for (int f = FORMAT_PROMETHEUS; f <= FORMAT_PROTOBUF; f++) {
 		mbuf_reset(&body);
 		expo_init(&e, &body, f);
 		labels_add(&l, "v", s);
@@ -98,6 +129,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			abort();
 		expo_finish(&e);
 		l.n = 0;
+		if (f == FORMAT_PROTOBUF) {
+			check_proto(&body, s, &m);
+			continue;
+		}
 		/*
 		 * HELP, TYPE, one sample, the second when its name is valid (and # EOF): nothing
 		 * the input holds adds a line.
