@@ -121,12 +121,19 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 
 # The test tools drive the tests and are not under test: never built with ThreadSanitizer
 # (fake_apiserver _exits with its watch threads running, on purpose).
-# native_check compares the kernel's bucket search with the exporter's reference.
+# native_check compares the kernel's bucket search with the exporter's reference; it and
+# rtt_native link exporter objects, so they build with the same sanitizer flags.
 $(BUILD)/tests/native_check: tests/tools/native_check.c $(BUILD)/native_slot.skel.h \
 		$(BUILD)/exporter/collectors/nativehist.o | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(filter-out -fsanitize=thread,$(CFLAGS)) $(filter %.c %.o,$^) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@
+
+# rtt_native runs the rtt collector in-process to check what text does not show (native buckets).
+$(BUILD)/tests/rtt_native: tests/tools/rtt_native.c $(LIB_OBJS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
