@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The slot of a native histogram bucket (bpf/native.h) for a value in microseconds, from a table
- * user space wrote into the program's read-only data before load.
+ * user space wrote before the program runs: in a plain array map (bpf/rtt.bpf.c: kmalloc'd, in
+ * the direct map) or in read-only data (memory-mapped, vmalloc: TLB misses on a cold path).
  */
 #ifndef NETSTACK_NATIVE_BPF_H
 #define NETSTACK_NATIVE_BPF_H
@@ -11,8 +12,10 @@
 
 /*
  * Slot of us: the octave's first candidate, then a branchless binary search over the next
- * 2^schema edges ((edge - us) >> 63 is 1 when edge < us). t->schema is read-only data, a
- * constant to the verifier, which drops the steps a smaller schema does not take.
+ * 2^schema edges ((edge - us) >> 63 is 1 when edge < us; barrier_var() keeps clang from turning
+ * it back into a compare-and-jump, which would mispredict on varying values). Where t is
+ * read-only data, t->schema is a constant to the verifier, which drops the steps a smaller
+ * schema does not take; in a map, they are skipped by a well-predicted branch each.
  */
 static __always_inline __u32 native_slot(const volatile struct native_table *t, __u32 us)
 {
@@ -24,6 +27,7 @@ static __always_inline __u32 native_slot(const volatile struct native_table *t, 
 #define NATIVE_STEP(b)                                                                             \
 	if ((b) < schema) {                                                                        \
 		edge = t->thr[(d + (1u << (b)) - 1) & (NATIVE_TABLE_SIZE - 1)];                    \
+		barrier_var(edge);                                                                 \
 		d += (1u << (b)) & -((edge - u) >> 63);                                            \
 	}
 	_Static_assert(NATIVE_SCHEMA_MAX == 5, "one step per schema");
@@ -34,6 +38,7 @@ static __always_inline __u32 native_slot(const volatile struct native_table *t, 
 	NATIVE_STEP(0);
 #undef NATIVE_STEP
 	edge = t->thr[d & (NATIVE_TABLE_SIZE - 1)];
+	barrier_var(edge);
 	return d + ((edge - u) >> 63);
 }
 

@@ -21,11 +21,7 @@
 
 /* Set by user space before load. */
 const volatile __u32 label_mask;
-/*
- * Native buckets (bpf/native.h): the edges of the configured schema, and the stride of a CPU's
- * slice of tcp_rtt_native, RTT_NATIVE_STRIDE (rtt.h); 0: native buckets off.
- */
-const volatile struct native_table rtt_native_table;
+/* The stride of a CPU's slice of tcp_rtt_native, RTT_NATIVE_STRIDE (rtt.h); 0: native off. */
 const volatile __u32 native_stride;
 
 /*
@@ -79,6 +75,20 @@ struct {
 	__type(value, __u64);
 } tcp_rtt_nslots SEC(".maps");
 
+/*
+ * The native buckets' edges for the configured schema (bpf/native.h), written by user space
+ * after load and before attach. A plain array of one element is one kmalloc in the kernel's
+ * huge-page direct map, where read-only data (memory-mapped, vmalloc) would cost TLB misses on
+ * this rarely run path (docs/cost.md).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_RDONLY_PROG);
+	__type(key, __u32);
+	__type(value, struct native_table);
+} rtt_native_edges SEC(".maps");
+
 struct rtt_existing existing;
 
 /* Bucket i holds samples in (2^(RTT_MIN_SHIFT + i - 1), 2^(RTT_MIN_SHIFT + i)] us. */
@@ -103,13 +113,27 @@ static __always_inline __u8 rtt_family(struct bpf_sock_ops *skops)
 	return RTT_IPV6;
 }
 
+/* The native slot of us and the slots per histogram (0, 0 without the table). */
+static __always_inline __u32 native_of(__u32 us, __u32 *slots)
+{
+	__u32 zero = 0;
+	const struct native_table *t = bpf_map_lookup_elem(&rtt_native_edges, &zero);
+
+	if (!t) {
+		*slots = 0;
+		return 0;
+	}
+	*slots = t->slots;
+	return native_slot(t, us);
+}
+
 /* Count a native slot in this CPU's slice of tcp_rtt_native. */
-static __always_inline void native_add(__u32 hist, __u32 slot)
+static __always_inline void native_add(__u32 hist, __u32 slots, __u32 slot)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 *slice = bpf_map_lookup_elem(&tcp_rtt_native, &cpu);
 
-	slice_add(slice, RTT_NATIVE_SLOT(hist, rtt_native_table.slots, slot), 1, native_stride);
+	slice_add(slice, RTT_NATIVE_SLOT(hist, slots, slot), 1, native_stride);
 }
 
 /* One sample into the histogram of (netns, kind, family); netns is 0 without the label. */
@@ -117,17 +141,17 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 				   __u32 us)
 {
 	__u64 *slice = cpu_slice_of(&tcp_rtt_by_family);
-	__u32 bucket = rtt_bucket(us), slot = 0;
+	__u32 bucket = rtt_bucket(us), slot = 0, slots = 0;
 	__u64 *sum, *count, *native = NULL;
 
 	/* native_stride is a constant to the verifier: without native buckets, no code here. */
 	if (native_stride)
-		slot = native_slot(&rtt_native_table, us);
+		slot = native_of(us, &slots);
 	if (!(labels & RTT_LABEL_NETNS)) {
 		slice_add(slice, RTT_COUNT(RTT_HIST(0, kind, family), bucket), 1, RTT_STRIDE);
 		slice_add(slice, RTT_SUM(RTT_HIST(0, kind, family), bucket), us, RTT_STRIDE);
 		if (native_stride)
-			native_add(RTT_HIST(0, kind, family), slot);
+			native_add(RTT_HIST(0, kind, family), slots, slot);
 		return;
 	}
 
@@ -158,7 +182,7 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 	slice_add(slice, RTT_COUNT(RTT_HIST(1, kind, family), bucket), 1, RTT_STRIDE);
 	slice_add(slice, RTT_SUM(RTT_HIST(1, kind, family), bucket), us, RTT_STRIDE);
 	if (native_stride)
-		native_add(RTT_HIST(1, kind, family), slot);
+		native_add(RTT_HIST(1, kind, family), slots, slot);
 }
 
 /* labels is a constant in each program, so the default one has no label code at all. */

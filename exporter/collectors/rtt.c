@@ -195,7 +195,6 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 	if (rt->native_hists) {
 		uint32_t stride = RTT_NATIVE_STRIDE(rt->native_hists, rt->table.slots);
 
-		memcpy((void *)&rt->skel->rodata->rtt_native_table, &rt->table, sizeof(rt->table));
 		rt->skel->rodata->native_stride = stride;
 		bpf_map__set_value_size(rt->skel->maps.tcp_rtt_native, stride * sizeof(uint64_t));
 		bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_native, cpu_array_entries(1));
@@ -208,6 +207,17 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
 		err = bpf_load(env, rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
+	/* The edges, before anything is attached: the program reads them from its first run. */
+	if (!err && rt->native_hists) {
+		uint32_t zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(rt->skel->maps.rtt_native_edges), &zero,
+					&rt->table, BPF_ANY)) {
+			err = -errno;
+			log_error("rtt: cannot write the native buckets' edges: %s",
+				  strerror(-err));
+		}
+	}
 	return err;
 }
 

@@ -112,6 +112,18 @@ native_row() {
 }
 native_row default classic
 native_row netns netns_classic
+# The search alone, hot in cache (tests/tools/native_check.c --bench), for every schema.
+if [ -x "$BUILD/tests/native_check" ] &&
+	"$BUILD/tests/native_check" --bench >"$TMP/search" 2>"$TMP/search.err"; then
+	cat "$TMP/search"
+	# "schema S: W ns per value with the search, L without: D ns"
+	while read -r schema added with; do
+		row "$SECTION" "native bucket search alone, schema $schema (hot, test run)" \
+			"$added ns/value" "" "" "" "" "$with ns/value with the loop around it"
+	done < <(awk '{ s = $2; sub(/:/, "", s); print s, $(NF - 1), $3 }' "$TMP/search")
+else
+	echo "native bucket search alone: not measured ($(head -n 1 "$TMP/search.err" 2>/dev/null))"
+fi
 echo "ns/event: kernel run_time_ns / run_cnt over every sockops callback (median over rounds;"
 echo "bpf_stats' own clock reads are in every figure, the floor included). MB/s: what tcpbulk"
 echo "sent (secondary)."
