@@ -20,17 +20,31 @@
 /* A power of two above the slots of the largest schema plus one octave of padding. */
 #define NATIVE_TABLE_SIZE 2048
 
+/* Words of the rows (below): 32 octaves of at most 64 words (schema 5). */
+#define NATIVE_ROWS_SIZE 2048
+
 /*
- * What the kernel needs to place a value. thr[d] is the upper edge of slot d in microseconds
- * (thr[0] = 0 for the zero bucket, then T(offset + d - 1) capped at UINT32_MAX, then
- * UINT32_MAX as padding); first[o] is the first slot whose edge is at least 2^o (0 for octave
- * 0). Within an octave at most 2^schema edges lie below a value, so a binary search of schema
- * steps plus one comparison from first[o] finds its slot.
+ * What the kernel needs to place a value: one row per octave o, rows + (o << row_shift), of
+ * 2^row_shift words (a cache line up to schema 3): word 0 the first slot whose upper edge is at
+ * least 2^o (0 for octave 0), then the upper edges of that slot and the next 2^schema - 1 in
+ * microseconds. Within an octave at most 2^schema edges lie below a value, so a binary search of
+ * schema steps plus one comparison over the row finds its slot, touching one line.
+ *
+ * thr[d] is the upper edge of slot d (thr[0] = 0 for the zero bucket, then T(offset + d - 1)
+ * capped at UINT32_MAX, then UINT32_MAX as padding) and first[o] the row's word 0: what the
+ * rows are made of, for user space and the tests.
  */
 struct native_table {
 	__u32 schema;
 	__u32 slots; /* n + 1: the zero bucket and n buckets */
 	__s32 offset;
+	__u32 row_shift;
+	/*
+	 * The rows start 72 bytes in: at a cache line where the values of an array map start
+	 * 56 bytes past one (Linux 6.18, bpf/cpu_array.h).
+	 */
+	__u32 pad[14];
+	__u32 rows[NATIVE_ROWS_SIZE];
 	__u32 first[NATIVE_OCTAVES];
 	__u32 thr[NATIVE_TABLE_SIZE];
 };

@@ -134,6 +134,15 @@ int native_table_init(struct native_table *t, int schema)
 			d++;
 		t->first[o] = d;
 	}
+	/* Rows of a cache line (16 words) up to schema 3, then 32 and 64 words. */
+	t->row_shift = schema <= 3 ? 4 : schema + 1;
+	for (unsigned o = 0; o < NATIVE_OCTAVES; o++) {
+		uint32_t *row = t->rows + (o << t->row_shift);
+
+		row[0] = t->first[o];
+		for (int j = 0; j < per; j++)
+			row[1 + j] = t->thr[t->first[o] + j];
+	}
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "collectors/nativehist.h"
@@ -66,6 +67,16 @@ static void test_table(void)
 		for (unsigned d = 1; d < NATIVE_TABLE_SIZE; d++)
 			CHECK(t->thr[d - 1] <= t->thr[d]);
 		CHECK(t->slots + per <= NATIVE_TABLE_SIZE);
+		/* Each octave's row: its first slot, then the next 2^s edges, within the rows. */
+		CHECK((1u + per) <= 1u << t->row_shift);
+		CHECK((NATIVE_OCTAVES << t->row_shift) <= NATIVE_ROWS_SIZE);
+		for (unsigned o = 0; o < NATIVE_OCTAVES; o++) {
+			const uint32_t *row = t->rows + (o << t->row_shift);
+
+			CHECK(row[0] == t->first[o]);
+			for (unsigned j = 0; j < per; j++)
+				CHECK(row[1 + j] == t->thr[t->first[o] + j]);
+		}
 		/* What the search relies on: the octave's first edge, and <= 2^s edges below it. */
 		for (unsigned o = 1; o < NATIVE_OCTAVES; o++) {
 			uint32_t lo = 1u << o, hi = (uint32_t)((2ull << o) - 1);
@@ -75,6 +86,9 @@ static void test_table(void)
 		}
 	}
 	CHECK(tables[3].slots == 258 && tables[3].offset == -159);
+	/* A row of schema 3 is one line where an array's values start 56 bytes past one. */
+	CHECK((56 + offsetof(struct native_table, rows)) % 64 == 0);
+	CHECK(tables[3].row_shift == 4);
 	CHECK(tables[0].slots == 34 && tables[0].offset == -19);
 }
 
