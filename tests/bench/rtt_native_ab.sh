@@ -65,7 +65,7 @@ for round in $(seq "$ROUNDS"); do
 	read -r a1 an1 < <(stats "$PA")
 	read -r b1 bn1 < <(stats "$PB")
 	kill_wait "$A_PID" "$B_PID"
-	A_PID= B_PID=
+	A_PID="" B_PID=""
 	awk -v f="$first" -v r="$round" -v a=$((a1 - a0)) -v an=$((an1 - an0)) \
 		-v b=$((b1 - b0)) -v bn=$((bn1 - bn0)) 'BEGIN {
 			if (an < 1000 || bn < 1000) { printf "%-5s %-14s invalid: too few events\n", r, f; exit }
