@@ -184,7 +184,11 @@ int native_parse_schema(const char *value, int *schema, char *err, size_t errlen
 void native_hist_of(struct native_hist *nh, const struct native_table *t, const uint64_t *slots)
 {
 	nh->schema = (int)t->schema;
-	nh->zero_threshold = 0;
+	/*
+	 * The zero bucket holds 0 us only: its threshold is the first bucket's lower edge, just
+	 * under 1 us. Above 0, so that Prometheus 2.42 takes an empty histogram for a native one.
+	 */
+	nh->zero_threshold = exp2((double)(t->offset - 1) / (1 << t->schema));
 	nh->zero_count = slots[0];
 	nh->offset = t->offset;
 	nh->counts = slots + 1;
