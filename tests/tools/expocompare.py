@@ -121,11 +121,12 @@ def main():
 
     nbad = []
     for line in pb[2]:
-        key = line.split(' ')[0]
-        fields = dict(x.split('=', 1) for x in line.split(' ')[1:])
+        # Label values may hold spaces: the fields start at the last " schema=".
+        key, rest = line.rsplit(' schema=', 1)
+        fields = dict(x.split('=', 1) for x in ('schema=' + rest).split(' '))
         base = key.split('{')[0]
         count_key = base + '_count' + key[len(base):]
-        total = int(fields['total'])
+        total = int(fields['zero_count']) + int(fields['total'])
         if total != int(fields['count']):
             nbad.append('%s: zero_count + buckets %d, count %s' % (key, total, fields['count']))
         if count_key not in pb[1] or pb[1][count_key][1] != total:
