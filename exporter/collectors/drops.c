@@ -321,7 +321,7 @@ static void render_value(const struct drops *d, struct expo *e, const struct lab
 	char buf[128];
 	double t;
 
-	if (e->format != FORMAT_OPENMETRICS || r->reason == UINT32_MAX || r->overflow ||
+	if (e->format == FORMAT_PROMETHEUS || r->reason == UINT32_MAX || r->overflow ||
 	    ((m & DROP_LABEL_FUNCTION) && r->function == unknown_function) ||
 	    !events_exemplar(d->events, EV_DROP, &series, &ex, buf, sizeof(buf), &t)) {
 		expo_u64(e, l, r->value);

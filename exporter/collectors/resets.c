@@ -187,7 +187,7 @@ static void render_sent(struct resets *rs, struct expo *e, const struct labels *
 	char buf[128];
 	double t;
 
-	if (e->format != FORMAT_OPENMETRICS || r->overflow ||
+	if (e->format == FORMAT_PROMETHEUS || r->overflow ||
 	    (rs->reason_other && reason == RS_NR_REASONS - 1) ||
 	    !events_exemplar(rs->events, EV_RESET, &series, &ex, buf, sizeof(buf), &t)) {
 		expo_u64(e, l, r->value);

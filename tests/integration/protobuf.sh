@@ -113,6 +113,8 @@ check "protobuf: the overflow family has the drops map's series" \
 	grep -Eq '^netstack_map_overflow_total\{map="skb_drops",[^}]*\} [1-9]' "$TMP/pb.txt"
 check "protobuf: the drops overflow series (__overflow__ labels)" \
 	grep -q '^netstack_skb_drops_total{.*netns="__overflow__",interface="__overflow__"' "$TMP/pb.txt"
+check "protobuf: sampled drops are their counters' exemplars (drop_sample_rate = 1)" \
+	grep -q '^# EXEMPLAR netstack_skb_drops_total{' "$TMP/pb.txt"
 check "protobuf: the BPF program families" \
 	grep -q '^netstack_bpf_program_runs_total{program=' "$TMP/pb.txt"
 check "protobuf read back as text: promtool check metrics" \
@@ -206,7 +208,6 @@ prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom-da
 	>"$TMP/prometheus.log" 2>&1 &
 PROM_PID=$!
 on_exit "kill $PROM_PID; wait $PROM_PID"
-prom_get() { curl -s -m 5 -G "$PROM_URL$1" "${@:2}"; }
 prom_value() { # PROMQL: the value of the first sample of an instant query
 	prom_get /api/v1/query --data-urlencode "query=$1" |
 		python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
