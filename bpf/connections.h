@@ -20,12 +20,31 @@ enum conn_outcome {
 #define CN_LABEL_NETNS (1u << 0)
 
 /*
- * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome), then the
- * overflow count.
+ * Handshake time histograms, one per (family, direction), classic buckets in microseconds:
+ * bucket b holds HS_BOUND(b - 1) < us <= HS_BOUND(b), bounds 2^k s for k = -16..5 rounded down
+ * to whole microseconds (15 us to 32 s, the 1 s initial RTO and its doublings among them), the
+ * last bucket +Inf. 2^k s is the edge of a native bucket of every schema, counted the same way.
+ */
+#define HS_MIN_EXP (-16)
+#define HS_NR_BOUNDS 22
+#define HS_NR_BUCKETS (HS_NR_BOUNDS + 1)
+#define HS_BOUND(b) ((unsigned int)((1000000ull << (b)) >> -HS_MIN_EXP))
+
+/*
+ * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome); per (family,
+ * direction) the handshake histogram's buckets, the sum of its microseconds, and the handshakes
+ * established without a time; then the overflow count.
  */
 #define CN_SLOT(family, direction, outcome)                                                        \
 	(((family)*CN_NR_DIRECTIONS + (direction)) * CN_NR_OUTCOMES + (outcome))
-#define CN_OVERFLOW CN_SLOT(CN_NR_FAMILIES, 0, 0) /* events the hash had no room for */
+#define HS_BASE CN_SLOT(CN_NR_FAMILIES, 0, 0)
+#define HS_PER_HIST (HS_NR_BUCKETS + 2)
+#define HS_HIST(family, direction) ((family)*CN_NR_DIRECTIONS + (direction))
+#define HS_BUCKET(hist, bucket) (HS_BASE + (hist)*HS_PER_HIST + (bucket))
+#define HS_SUM(hist) HS_BUCKET(hist, HS_NR_BUCKETS)
+#define HS_UNTIMED(hist) HS_BUCKET(hist, HS_NR_BUCKETS + 1)
+#define HS_NR_HISTS (CN_NR_FAMILIES * CN_NR_DIRECTIONS)
+#define CN_OVERFLOW HS_BUCKET(HS_NR_HISTS, 0) /* events the hash had no room for */
 #define CN_NR_SLOTS (CN_OVERFLOW + 1)
 /* Each CPU's slice of the by-CPU array tcp_connections (bpf/maps.bpf.h). */
 #define CN_STRIDE CPU_STRIDE(CN_NR_SLOTS)

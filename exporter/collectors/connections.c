@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* TCP connections by outcome: bpf/connections.bpf.c counts, this file names and renders. */
+/*
+ * TCP connections by outcome and their handshake times: bpf/connections.bpf.c counts, this file
+ * names and renders.
+ */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -29,28 +32,95 @@ static const struct label_option optional_labels[] = {
 
 struct connections_opts {
 	struct series_opts series; /* first: registry.c parses labels, max_series */
+	bool handshake;		   /* netstack_tcp_handshake_seconds */
 };
 _Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
 	       "connections options too large");
 
-/* Every slot is a series of its own, but the overflow count. */
+/* The families of the slot table's series (series >> 16), in the order they render. */
+enum { FAM_CONNECTIONS, FAM_UNTIMED, FAM_HANDSHAKE };
+
+/*
+ * Every slot is a series of its own, but the overflow count: each bucket and sum of a handshake
+ * histogram too (rows of one histogram are put together at render).
+ */
 static uint32_t slot_series(uint32_t slot)
 {
-	return slot < CN_OVERFLOW ? slot : SLOT_NONE;
+	if (slot < HS_BASE)
+		return slot;
+	if (slot >= CN_OVERFLOW)
+		return SLOT_NONE;
+	if ((slot - HS_BASE) % HS_PER_HIST == HS_NR_BUCKETS + 1)
+		return FAM_UNTIMED << 16 | slot;
+	return FAM_HANDSHAKE << 16 | slot;
 }
 
-/* Without optional labels, every IPv4 and IPv6 series exists from the start, at 0. */
-static const uint32_t always[] = { 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
-				   10, 11, 12, 13, 14, 15, 16, 17, 18, 19 };
-_Static_assert(sizeof(always) / sizeof(always[0]) == CN_SLOT(CN_OTHER, 0, 0),
+/*
+ * Without optional labels, every IPv4 and IPv6 series exists from the start, at 0 (the
+ * untimed counts only with handshake timing; the histograms are made at render).
+ */
+static const uint32_t always[] = {
+	0,
+	1,
+	2,
+	3,
+	4,
+	5,
+	6,
+	7,
+	8,
+	9,
+	10,
+	11,
+	12,
+	13,
+	14,
+	15,
+	16,
+	17,
+	18,
+	19,
+	HS_UNTIMED(HS_HIST(CN_IPV4, CN_ACTIVE)),
+	HS_UNTIMED(HS_HIST(CN_IPV4, CN_PASSIVE)),
+	HS_UNTIMED(HS_HIST(CN_IPV6, CN_ACTIVE)),
+	HS_UNTIMED(HS_HIST(CN_IPV6, CN_PASSIVE)),
+};
+#define NR_ALWAYS_CONNECTIONS CN_SLOT(CN_OTHER, 0, 0)
+_Static_assert(sizeof(always) / sizeof(always[0]) == NR_ALWAYS_CONNECTIONS + 4,
 	       "always: the IPv4 and IPv6 slots");
+
+/* One handshake histogram being rendered. */
+struct hs_hist {
+	uint32_t hist; /* HS_HIST(family, direction) */
+	uint32_t netns;
+	bool overflow;
+	uint64_t sum_us;
+	uint64_t counts[HS_NR_BUCKETS];
+};
 
 /* A running connections collector. */
 struct connections {
 	struct connections_opts cfg;
 	struct connections_bpf *skel;
 	struct slot_table counts;
+	double bounds[HS_NR_BOUNDS]; /* seconds */
+	struct hs_hist *hists;
+	size_t hists_cap;
 };
+
+static void connections_reset(void *opts)
+{
+	((struct connections_opts *)opts)->handshake = true;
+}
+
+static int connections_set(void *opts, const char *key, const char *value, char *err,
+			   size_t errlen)
+{
+	if (!strcmp(key, "handshake_time"))
+		return parse_bool(value, &((struct connections_opts *)opts)->handshake, err,
+				  errlen);
+	return 1;
+}
 
 static void connections_stop(void *state)
 {
@@ -58,6 +128,7 @@ static void connections_stop(void *state)
 
 	connections_bpf__destroy(cn->skel);
 	slot_table_free(&cn->counts);
+	free(cn->hists);
 	free(cn);
 }
 
@@ -90,8 +161,16 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 		log_error("connections: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	count = netns ? cn->skel->progs.count_connection_netns : cn->skel->progs.count_connection;
+	/* The variant without the code of what is off (bpf/connections.bpf.c). */
+	if (o->handshake)
+		count = netns ? cn->skel->progs.count_handshake_netns
+			      : cn->skel->progs.count_handshake;
+	else
+		count = netns ? cn->skel->progs.count_connection_netns
+			      : cn->skel->progs.count_connection;
 	bpf_autoload_only(cn->skel->obj, &count, 1);
+	/* Sockets get storage only when timing is on: no map then. */
+	bpf_map__set_autocreate(cn->skel->maps.tcp_handshake_start, o->handshake);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections_netns, hash_size);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections, cpu_array_entries(1));
 	err = bpf_load(env, cn->skel->skeleton, "connections", NULL, false);
@@ -105,6 +184,8 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 			      hash_size, netns, slot_series);
 	if (err)
 		goto cleanup;
+	for (int b = 0; b < HS_NR_BOUNDS; b++)
+		cn->bounds[b] = HS_BOUND(b) / 1e6;
 	*state = cn;
 	log_info("connections: attached %s to tp_btf/inet_sock_set_state (max_series=%u)",
 		 bpf_program__name(count), cn->cfg.series.max_series);
@@ -135,6 +216,10 @@ static const struct slot_family families[] = {
 	  "TCP connections by direction (active: connect, passive: accepted) and outcome "
 	  "(established, failed before it, or how an established one ended: reset, timeout, "
 	  "closed)." },
+	{ "netstack_tcp_handshakes_untimed_total",
+	  "TCP connections established whose handshake has no time in "
+	  "netstack_tcp_handshake_seconds (begun before the exporter attached, or no time kept "
+	  "by the kernel: see docs/collectors/connections.md)." },
 };
 
 static const struct slot_collector slots = {
@@ -145,12 +230,102 @@ static const struct slot_collector slots = {
 	.render = render_row,
 };
 
+/* Rows of the handshake histograms: by overflow, netns, histogram, then bucket. */
+static int cmp_hs_row(const void *a, const void *b)
+{
+	const struct slot_row *x = a, *y = b;
+
+	if (x->overflow != y->overflow)
+		return x->overflow - y->overflow;
+	if (x->netns != y->netns)
+		return x->netns < y->netns ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+static struct hs_hist *new_hist(struct connections *cn, size_t *n, uint32_t hist, uint32_t netns,
+				bool overflow)
+{
+	struct hs_hist *h = &cn->hists[(*n)++];
+
+	memset(h, 0, sizeof(*h));
+	h->hist = hist;
+	h->netns = netns;
+	h->overflow = overflow;
+	return h;
+}
+
+/* The histograms from the rows of the last read (rows: those of FAM_HANDSHAKE, n of them). */
+static int render_handshakes(struct connections *cn, struct expo *e, struct slot_row *rows,
+			     size_t n)
+{
+	bool netns = cn->cfg.series.label_mask & CN_LABEL_NETNS;
+	size_t nh = 0, cap = n + HS_NR_HISTS;
+	struct hs_hist *h = NULL;
+	char netns_buf[21];
+
+	if (cap > cn->hists_cap) {
+		struct hs_hist *p = realloc(cn->hists, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		cn->hists = p;
+		cn->hists_cap = cap;
+	}
+	/* Without the label, the IPv4 and IPv6 histograms exist from the start. */
+	if (!netns)
+		for (uint32_t i = 0; i < HS_HIST(CN_OTHER, 0); i++)
+			new_hist(cn, &nh, i, 0, false);
+	qsort(rows, n, sizeof(*rows), cmp_hs_row);
+	for (size_t i = 0; i < n; i++) {
+		const struct slot_row *r = &rows[i];
+		uint32_t hist = (r->slot - HS_BASE) / HS_PER_HIST;
+		uint32_t bucket = (r->slot - HS_BASE) % HS_PER_HIST;
+
+		if (!netns && hist < HS_HIST(CN_OTHER, 0)) {
+			h = &cn->hists[hist];
+		} else if (!h || h->hist != hist || h->netns != r->netns ||
+			   h->overflow != r->overflow) {
+			h = new_hist(cn, &nh, hist, r->netns, r->overflow);
+		}
+		if (bucket < HS_NR_BUCKETS)
+			h->counts[bucket] += r->value;
+		else
+			h->sum_us += r->value;
+	}
+	expo_family(e, "netstack_tcp_handshake_seconds", METRIC_HISTOGRAM,
+		    "TCP handshake time by direction: active from connect() to ESTABLISHED, SYN "
+		    "retransmits included; passive from the SYN's arrival to ESTABLISHED.");
+	for (size_t i = 0; i < nh; i++) {
+		struct labels l = { 0 };
+
+		h = &cn->hists[i];
+		labels_add(&l, "family", family_names[h->hist / CN_NR_DIRECTIONS]);
+		labels_add(&l, "direction", direction_names[h->hist % CN_NR_DIRECTIONS]);
+		if (netns)
+			labels_add(&l, "netns",
+				   h->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, h->netns));
+		expo_histogram(e, &l, cn->bounds, h->counts, HS_NR_BOUNDS, h->sum_us / 1e6);
+	}
+	return 0;
+}
+
 static int connections_collect(void *state, struct expo *e)
 {
 	struct connections *cn = state;
+	struct slot_table *t = &cn->counts;
+	size_t n_always = cn->cfg.handshake ? sizeof(always) / sizeof(always[0])
+					    : NR_ALWAYS_CONNECTIONS;
+	int err, first, n;
 
-	return slot_collect(&slots, 1, &cn->counts, always, sizeof(always) / sizeof(always[0]),
-			    state, e);
+	err = slot_collect(&slots, cn->cfg.handshake ? 2 : 1, t, always, n_always, state, e);
+	if (err || !cn->cfg.handshake)
+		return err;
+	/* Rows sort by series: the histograms' rows come last. */
+	n = (int)t->n_rows;
+	for (first = n; first > 0 && t->series(t->rows[first - 1].slot) >> 16 == FAM_HANDSHAKE;
+	     first--)
+		;
+	return render_handshakes(cn, e, t->rows + first, n - first);
 }
 
 static struct bpf_object *connections_object(void *state)
@@ -168,6 +343,8 @@ const struct collector_ops connections_collector = {
 	.n_optional = sizeof(optional_labels) / sizeof(optional_labels[0]),
 	.max_series = DEFAULT_MAX_SERIES,
 	.max_series_limit = 1u << 20,
+	.reset = connections_reset,
+	.set = connections_set,
 	.start = connections_start,
 	.collect = connections_collect,
 	.stop = connections_stop,

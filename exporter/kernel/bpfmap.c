@@ -272,6 +272,7 @@ int slot_table_read(struct slot_table *t, const uint32_t *always, size_t n_alway
 		else
 			t->rows[out++] = t->rows[i];
 	}
+	t->n_rows = out;
 	return (int)out;
 }
 

@@ -64,6 +64,7 @@ struct slot_table {
 	slot_series_fn series;
 	bool logged_overflow; /* its collector said the hash is full */
 	struct slot_row *rows;
+	size_t n_rows; /* of the last read */
 	size_t cap;
 };
 
