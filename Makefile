@@ -113,6 +113,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 
 # The test tools drive the tests and are not under test: never built with ThreadSanitizer
 # (fake_apiserver _exits with its watch threads running, on purpose).
+# tests/tools/nfqdelay.c: libnetfilter-queue (scripts/deps.sh, test packages).
+$(BUILD)/tests/nfqdelay: LDLIBS += -lnetfilter_queue
 $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

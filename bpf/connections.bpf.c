@@ -65,11 +65,11 @@ static const __u32 hs_bounds[32] = {
 	HS_BOUND(0),  HS_BOUND(1),  HS_BOUND(2),  HS_BOUND(3),	HS_BOUND(4),  HS_BOUND(5),
 	HS_BOUND(6),  HS_BOUND(7),  HS_BOUND(8),  HS_BOUND(9),	HS_BOUND(10), HS_BOUND(11),
 	HS_BOUND(12), HS_BOUND(13), HS_BOUND(14), HS_BOUND(15), HS_BOUND(16), HS_BOUND(17),
-	HS_BOUND(18), HS_BOUND(19), HS_BOUND(20), HS_BOUND(21), ~0u,	      ~0u,
+	HS_BOUND(18), HS_BOUND(19), HS_BOUND(20), ~0u,		~0u,	      ~0u,
 	~0u,	      ~0u,	    ~0u,	  ~0u,		~0u,	      ~0u,
 	~0u,	      ~0u,
 };
-_Static_assert(HS_NR_BOUNDS == 22, "hs_bounds: one entry per bound");
+_Static_assert(HS_NR_BOUNDS == 21, "hs_bounds: one entry per bound");
 
 /* Family of the packets on the wire, which for an IPv6 socket with a v4-mapped peer is IPv4. */
 static __always_inline __u32 sk_family(const struct sock *sk)

@@ -21,14 +21,17 @@ enum conn_outcome {
 
 /*
  * Handshake time histograms, one per (family, direction), classic buckets in microseconds:
- * bucket b holds HS_BOUND(b - 1) < us <= HS_BOUND(b), bounds 2^k s for k = -16..5 rounded down
- * to whole microseconds (15 us to 32 s, the 1 s initial RTO and its doublings among them), the
- * last bucket +Inf. 2^k s is the edge of a native bucket of every schema, counted the same way.
+ * bucket b holds HS_BOUND(b - 1) < us <= HS_BOUND(b), the last bucket +Inf. The bounds are
+ * 2^k s rounded down to whole microseconds, k = -16..-1 and 1..5 (15 us to 0.5 s, then 2, 4,
+ * 8, 16, 32 s): none at 1 s, because the kernel's 1 s initial RTO fires a few milliseconds
+ * either side of its second (jiffies, timer wheel), and a bound there would split the
+ * handshakes that needed one retransmit over two buckets; (0.5 s, 2 s] holds them, and each
+ * further retransmit (3 s, 7 s, 15 s, 31 s) a bucket of its own. 2^k s is the edge of a native
+ * bucket of every schema, counted the same way.
  */
-#define HS_MIN_EXP (-16)
-#define HS_NR_BOUNDS 22
+#define HS_NR_BOUNDS 21
 #define HS_NR_BUCKETS (HS_NR_BOUNDS + 1)
-#define HS_BOUND(b) ((unsigned int)((1000000ull << (b)) >> -HS_MIN_EXP))
+#define HS_BOUND(b) ((unsigned int)((1000000ull << ((b) + ((b) >= 16))) >> 16))
 
 /*
  * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome); per (family,

@@ -113,8 +113,7 @@ static void connections_reset(void *opts)
 	((struct connections_opts *)opts)->handshake = true;
 }
 
-static int connections_set(void *opts, const char *key, const char *value, char *err,
-			   size_t errlen)
+static int connections_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
 {
 	if (!strcmp(key, "handshake_time"))
 		return parse_bool(value, &((struct connections_opts *)opts)->handshake, err,
@@ -313,8 +312,8 @@ static int connections_collect(void *state, struct expo *e)
 {
 	struct connections *cn = state;
 	struct slot_table *t = &cn->counts;
-	size_t n_always = cn->cfg.handshake ? sizeof(always) / sizeof(always[0])
-					    : NR_ALWAYS_CONNECTIONS;
+	size_t n_always =
+		cn->cfg.handshake ? sizeof(always) / sizeof(always[0]) : NR_ALWAYS_CONNECTIONS;
 	int err, first, n;
 
 	err = slot_collect(&slots, cn->cfg.handshake ? 2 : 1, t, always, n_always, state, e);
