@@ -197,13 +197,15 @@ cleanup:
 static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
 	struct connections *cn = collector;
-	uint32_t outcome = r->slot % CN_NR_OUTCOMES, pair = r->slot / CN_NR_OUTCOMES;
+	bool untimed = r->slot >= HS_BASE; /* FAM_UNTIMED: a (family, direction) pair */
+	uint32_t pair = untimed ? (r->slot - HS_BASE) / HS_PER_HIST : r->slot / CN_NR_OUTCOMES;
 	struct labels l = { 0 };
 	char netns_buf[21];
 
 	labels_add(&l, "family", family_names[pair / CN_NR_DIRECTIONS]);
 	labels_add(&l, "direction", direction_names[pair % CN_NR_DIRECTIONS]);
-	labels_add(&l, "outcome", outcome_names[outcome]);
+	if (!untimed)
+		labels_add(&l, "outcome", outcome_names[r->slot % CN_NR_OUTCOMES]);
 	if (cn->cfg.series.label_mask & CN_LABEL_NETNS)
 		labels_add(&l, "netns",
 			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));

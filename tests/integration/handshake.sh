@@ -117,6 +117,8 @@ config() { # config NAME LINE...: an INI file in $TMP, prints its path
 start_exporter --config "$(config netns 'labels = family,direction,outcome,netns')" ||
 	{ not_ok "exporter with the netns label starts"; finish; }
 URL=$EXPORTER_URL LOG=$EXPORTER_LOG
+start_exporter || { not_ok "exporter with default labels starts"; finish; }
+URL_DEFAULT=$EXPORTER_URL
 check "count_handshake_netns attached (handshake timing is on by default)" \
 	grep -q "attached count_handshake_netns to tp_btf/inet_sock_set_state" "$LOG"
 
@@ -234,7 +236,19 @@ delay() {
 delay delay20 "$P_D1" 20 0.03125 0.125
 delay delay3 "$P_D2" 3 0.003906 0.015625
 
-promtool_ok "promtool check metrics" "$TMP/delay3.after.prom"
+promtool_ok "promtool check metrics (netns label)" "$TMP/delay3.after.prom"
+# Default labels: the four IPv4/IPv6 histograms and untimed counts, and every handshake of the
+# phases above in them (other tests' connections may add more).
+scrape "$TMP/default.prom" "$URL_DEFAULT"
+promtool_ok "promtool check metrics (default labels)" "$TMP/default.prom"
+check_eq "default labels: 4 histograms" \
+	"$(grep -c "^${H}_count{family=\"ipv[46]\",direction=\"[a-z]*\"} " "$TMP/default.prom")" 4
+check_eq "default labels: 4 untimed counts" \
+	"$(grep -c "^${U_M}{family=\"ipv[46]\",direction=\"[a-z]*\"} " "$TMP/default.prom")" 4
+ge "default labels: IPv4 active handshakes timed" \
+	"$(fsum "$TMP/default.prom" "^${H}_count[{]family=\"ipv4\",direction=\"active\"[}]")" 20
+ge "default labels: IPv6 passive handshakes timed" \
+	"$(fsum "$TMP/default.prom" "^${H}_count[{]family=\"ipv6\",direction=\"passive\"[}]")" 5
 
 # Timing off: the program without it, and no handshake families.
 start_exporter --config "$(config off 'handshake_time = false')" ||
