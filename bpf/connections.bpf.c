@@ -50,15 +50,72 @@ struct {
 } tcp_connections_netns SEC(".maps");
 
 /*
- * Handshake timing, active side: when connect() moved the socket to SYN_SENT (ns), in the
- * socket's own local storage, taken back when the handshake ends.
+ * Handshake timing, active side: when connect() moved the socket to SYN_SENT (ns), by socket
+ * address, taken out when the handshake ends: a set-associative table in a plain array (one
+ * cache line a set, HS_WAYS sockets), the set chosen by a hash of the address. A hash map would
+ * do the same at several times the cost per connect (docs/collectors/connections.md); here a
+ * connect pending while HS_WAYS later ones of its set began loses its start (the oldest goes)
+ * and counts as untimed.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HS_SETS);
+	__type(key, __u32);
+	__type(value, struct hs_set);
 } tcp_handshake_start SEC(".maps");
+
+/*
+ * The set of sk: a multiplicative hash of its address's low half (a 32-bit copy of a pointer is
+ * a number to the verifier of a program loaded with CAP_PERFMON, as tracing programs are).
+ */
+static __always_inline struct hs_set *hs_set_of(const struct sock *sk)
+{
+	__u32 set = ((__u32)(__u64)sk * 0x9e3779b9u) >> (32 - HS_SETS_SHIFT);
+
+	return bpf_map_lookup_elem(&tcp_handshake_start, &set);
+}
+
+/* Keep now as sk's start: in a free way, its own, or the oldest. */
+static __always_inline void hs_start(const struct sock *sk)
+{
+	struct hs_set *s = hs_set_of(sk);
+	__u64 key = (__u64)sk, now = bpf_ktime_get_ns(), oldest = ~0ull;
+	__u32 way = 0;
+
+	if (!s)
+		return;
+#pragma unroll
+	for (__u32 w = 0; w < HS_WAYS; w++) {
+		if (s->sk[w] == key || !s->sk[w]) {
+			way = w;
+			break;
+		}
+		if (s->start[w] < oldest) {
+			oldest = s->start[w];
+			way = w;
+		}
+	}
+	s->start[way] = now;
+	s->sk[way] = key;
+}
+
+/* sk's start taken out of the table, or 0 if it has none. */
+static __always_inline __u64 hs_take(const struct sock *sk)
+{
+	struct hs_set *s = hs_set_of(sk);
+	__u64 key = (__u64)sk;
+
+	if (!s)
+		return 0;
+#pragma unroll
+	for (__u32 w = 0; w < HS_WAYS; w++) {
+		if (s->sk[w] == key) {
+			s->sk[w] = 0;
+			return s->start[w];
+		}
+	}
+	return 0;
+}
 
 /* Upper bounds of the classic buckets in us (connections.h), padded to 32 with U32_MAX. */
 static const __u32 hs_bounds[32] = {
@@ -151,16 +208,14 @@ static __always_inline __u32 passive_us(const struct sock *sk)
 	return ~0u;
 }
 
-/* Microseconds since connect() moved sk to SYN_SENT; ~0u when it moved before we attached. */
+/* Microseconds since connect() moved sk to SYN_SENT; ~0u when it has no start. */
 static __always_inline __u32 active_us(const struct sock *sk)
 {
-	__u64 *start = bpf_sk_storage_get(&tcp_handshake_start, (struct sock *)sk, 0, 0);
-	__u64 us;
+	__u64 start = hs_take(sk), us;
 
 	if (!start)
 		return ~0u;
-	us = (bpf_ktime_get_ns() - *start) / 1000;
-	bpf_sk_storage_delete(&tcp_handshake_start, (struct sock *)sk);
+	us = (bpf_ktime_get_ns() - start) / 1000;
 	return us < ~0u ? us : ~0u - 1;
 }
 
@@ -168,7 +223,7 @@ static __always_inline __u32 active_us(const struct sock *sk)
 static __always_inline void record_handshake(__u64 *slice, const struct sock *sk, __u32 family,
 					     __u32 direction, const bool netns)
 {
-	__u32 hist = HS_HIST(family, direction), us = ~0u;
+	__u32 hist = HS_HIST(family, direction), us = ~0u, bucket;
 
 	/* A simultaneous open is passive, but its socket connected: it has a start. */
 	if (direction == CN_ACTIVE || !sk->sk_max_ack_backlog)
@@ -179,25 +234,22 @@ static __always_inline void record_handshake(__u64 *slice, const struct sock *sk
 		add(slice, sk, HS_UNTIMED(hist), 1, netns);
 		return;
 	}
-	add(slice, sk, HS_BUCKET(hist, hs_bucket(us)), 1, netns);
-	add(slice, sk, HS_SUM(hist), us, netns);
+	bucket = hs_bucket(us);
+	add(slice, sk, HS_COUNT(hist, bucket), 1, netns);
+	add(slice, sk, HS_SUM(hist, bucket), us, netns);
 }
 
 static __always_inline void record(const struct sock *sk, int oldstate, int newstate,
 				   const bool netns, const bool handshake)
 {
 	__u32 direction = CN_PASSIVE, outcome, slot, family;
-	__u64 *slice, *start;
+	__u64 *slice;
 
 	switch (newstate) {
 	case TCP_SYN_SENT:
 		if (!handshake || oldstate != TCP_CLOSE || sk->sk_protocol != IPPROTO_TCP)
 			return;
-		start = bpf_sk_storage_get(&tcp_handshake_start, (struct sock *)sk, 0,
-					   BPF_SK_STORAGE_GET_F_CREATE);
-		/* No memory: the handshake counts as untimed. */
-		if (start)
-			*start = bpf_ktime_get_ns();
+		hs_start(sk);
 		return;
 	case TCP_ESTABLISHED:
 		if (oldstate == TCP_SYN_SENT)
@@ -237,8 +289,13 @@ static __always_inline void record(const struct sock *sk, int oldstate, int news
 	slot = CN_SLOT(family, direction, outcome);
 	slice = cpu_slice_of(&tcp_connections);
 	add(slice, sk, slot, 1, netns);
-	if (handshake && outcome == CN_ESTABLISHED)
+	if (handshake && outcome == CN_ESTABLISHED) {
 		record_handshake(slice, sk, family, direction, netns);
+	} else if (handshake && outcome == CN_FAILED &&
+		   (direction == CN_ACTIVE || !sk->sk_max_ack_backlog)) {
+		/* A connect that failed, or a simultaneous open: its start goes. */
+		hs_take(sk);
+	}
 }
 
 SEC("tp_btf/inet_sock_set_state")

@@ -34,20 +34,33 @@ enum conn_outcome {
 #define HS_BOUND(b) ((unsigned int)((1000000ull << ((b) + ((b) >= 16))) >> 16))
 
 /*
+ * Start times of pending connects (bpf/connections.bpf.c tcp_handshake_start): HS_SETS sets of
+ * HS_WAYS sockets, one cache line each.
+ */
+#define HS_WAYS 4
+#define HS_SETS_SHIFT 13
+#define HS_SETS (1u << HS_SETS_SHIFT)
+struct hs_set {
+	__u64 sk[HS_WAYS];    /* socket address, 0: free */
+	__u64 start[HS_WAYS]; /* bpf_ktime_get_ns() at SYN_SENT */
+};
+
+/*
  * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome); per (family,
- * direction) the handshake histogram's buckets, the sum of its microseconds, and the handshakes
- * established without a time; then the overflow count.
+ * direction) the handshake histogram, each bucket's count and sum of microseconds side by side
+ * (a handshake's two updates land on one cache line; the histogram's sum is its buckets'), and
+ * the handshakes established without a time; then the overflow count.
  */
 #define CN_SLOT(family, direction, outcome)                                                        \
 	(((family)*CN_NR_DIRECTIONS + (direction)) * CN_NR_OUTCOMES + (outcome))
 #define HS_BASE CN_SLOT(CN_NR_FAMILIES, 0, 0)
-#define HS_PER_HIST (HS_NR_BUCKETS + 2)
+#define HS_PER_HIST (2 * HS_NR_BUCKETS + 1)
 #define HS_HIST(family, direction) ((family)*CN_NR_DIRECTIONS + (direction))
-#define HS_BUCKET(hist, bucket) (HS_BASE + (hist)*HS_PER_HIST + (bucket))
-#define HS_SUM(hist) HS_BUCKET(hist, HS_NR_BUCKETS)
-#define HS_UNTIMED(hist) HS_BUCKET(hist, HS_NR_BUCKETS + 1)
+#define HS_COUNT(hist, bucket) (HS_BASE + (hist)*HS_PER_HIST + 2 * (bucket))
+#define HS_SUM(hist, bucket) (HS_COUNT(hist, bucket) + 1)
+#define HS_UNTIMED(hist) HS_COUNT(hist, HS_NR_BUCKETS)
 #define HS_NR_HISTS (CN_NR_FAMILIES * CN_NR_DIRECTIONS)
-#define CN_OVERFLOW HS_BUCKET(HS_NR_HISTS, 0) /* events the hash had no room for */
+#define CN_OVERFLOW HS_COUNT(HS_NR_HISTS, 0) /* events the hash had no room for */
 #define CN_NR_SLOTS (CN_OVERFLOW + 1)
 /* Each CPU's slice of the by-CPU array tcp_connections (bpf/maps.bpf.h). */
 #define CN_STRIDE CPU_STRIDE(CN_NR_SLOTS)

@@ -50,7 +50,7 @@ static uint32_t slot_series(uint32_t slot)
 		return slot;
 	if (slot >= CN_OVERFLOW)
 		return SLOT_NONE;
-	if ((slot - HS_BASE) % HS_PER_HIST == HS_NR_BUCKETS + 1)
+	if ((slot - HS_BASE) % HS_PER_HIST == 2 * HS_NR_BUCKETS)
 		return FAM_UNTIMED << 16 | slot;
 	return FAM_HANDSHAKE << 16 | slot;
 }
@@ -168,7 +168,7 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 		count = netns ? cn->skel->progs.count_connection_netns
 			      : cn->skel->progs.count_connection;
 	bpf_autoload_only(cn->skel->obj, &count, 1);
-	/* Sockets get storage only when timing is on: no map then. */
+	/* The start times only when timing is on. */
 	bpf_map__set_autocreate(cn->skel->maps.tcp_handshake_start, o->handshake);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections_netns, hash_size);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections, cpu_array_entries(1));
@@ -280,7 +280,7 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 	for (size_t i = 0; i < n; i++) {
 		const struct slot_row *r = &rows[i];
 		uint32_t hist = (r->slot - HS_BASE) / HS_PER_HIST;
-		uint32_t bucket = (r->slot - HS_BASE) % HS_PER_HIST;
+		uint32_t idx = (r->slot - HS_BASE) % HS_PER_HIST; /* 2 * bucket (+ 1: sum) */
 
 		if (!netns && hist < HS_HIST(CN_OTHER, 0)) {
 			h = &cn->hists[hist];
@@ -288,10 +288,10 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 			   h->overflow != r->overflow) {
 			h = new_hist(cn, &nh, hist, r->netns, r->overflow);
 		}
-		if (bucket < HS_NR_BUCKETS)
-			h->counts[bucket] += r->value;
-		else
+		if (idx % 2)
 			h->sum_us += r->value;
+		else
+			h->counts[idx / 2] += r->value;
 	}
 	expo_family(e, "netstack_tcp_handshake_seconds", METRIC_HISTOGRAM,
 		    "TCP handshake time by direction: active from connect() to ESTABLISHED, SYN "

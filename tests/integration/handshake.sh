@@ -15,7 +15,9 @@
 #           S's timer, not a repeated SYN,
 #           resends it)
 #   delay   3 connections with D ms added each both sides in the bucket of the round trip 2 D
-#           way (D = 20, then 3)               or the next one, never below; mean >= 2 D
+#           way (D = 40, then 5; nfqdelay runs or the next one, never below; mean >= 2 D
+#           SCHED_FIFO where chrt can, so that
+#           a busy machine adds little)
 # In every phase and namespace: histogram count + untimed = established, for both directions,
 # and untimed stays 0 (every handshake here started after the exporter attached).
 # Then: handshake_time = false loads count_connection and renders no handshake family.
@@ -36,8 +38,8 @@ U_M=netstack_tcp_handshakes_untimed_total
 P_PLAIN=5501
 P_SYN=5502    # C drops the first SYN of each connection
 P_SYNACK=5503 # S drops the first SYN-ACK of each connection, and repeated SYNs
-P_D1=5504     # 20 ms each way
-P_D2=5505     # 3 ms each way
+P_D1=5504     # 40 ms each way
+P_D2=5505     # 5 ms each way
 
 NS_C=hs-c$$ NS_S=hs-s$$
 for ns in "$NS_C" "$NS_S"; do
@@ -85,9 +87,11 @@ nft_counter() {
 	ip netns exec "$1" nft list counter inet hs "$2" | awk '/packets/ { print $2 }'
 }
 
+RT=()
+chrt -f 10 true 2>/dev/null && RT=(chrt -f 10)
 # The delays: C's packets to a delay port and S's from it go through queue 1 or 2, where an
 # nfqdelay in each namespace holds them.
-for q in 1:$P_D1:20 2:$P_D2:3; do
+for q in 1:$P_D1:40 2:$P_D2:5; do
 	IFS=: read -r num port ms <<<"$q"
 	for ipt in iptables ip6tables; do
 		ip netns exec "$NS_C" $ipt -A OUTPUT -p tcp --dport "$port" -j NFQUEUE \
@@ -96,7 +100,7 @@ for q in 1:$P_D1:20 2:$P_D2:3; do
 			--queue-num "$num" || skip_all "no NFQUEUE target ($ipt)"
 	done
 	for ns in "$NS_C" "$NS_S"; do
-		ip netns exec "$ns" "$NFQDELAY" "$num" "$ms" >"$TMP/nfq.$ns.$num" 2>&1 &
+		ip netns exec "$ns" "${RT[@]}" "$NFQDELAY" "$num" "$ms" >"$TMP/nfq.$ns.$num" 2>&1 &
 		on_exit "kill $!; wait $!"
 		wait_grep "$TMP/nfq.$ns.$num" '^ready$' || skip_all "nfqdelay $num did not start"
 	done
@@ -168,9 +172,9 @@ counts() {
 		est=$(sdelta "$1.before" "$1.after" "$ns" "$C_M" "$2" "$dir" established)
 		cnt=$(hdelta "$1.before" "$1.after" "$ns" "$2" "$dir" count)
 		unt=$(sdelta "$1.before" "$1.after" "$ns" "$U_M" "$2" "$dir")
-		check_eq "$1: $ns $2 $dir: established = $3" "$est" "$3"
-		check_eq "$1: $ns $2 $dir: histogram count = established" "$cnt" "$est"
-		check_eq "$1: $ns $2 $dir: no untimed handshake" "$unt" 0
+		check_eq "$1: $ns $2 $dir: established = $3" "$3" "$est"
+		check_eq "$1: $ns $2 $dir: histogram count = established" "$est" "$cnt"
+		check_eq "$1: $ns $2 $dir: no untimed handshake" 0 "$unt"
 	done
 }
 
@@ -186,10 +190,10 @@ within() {
 	done
 	if [ "$5" != - ]; then
 		below=$(hdelta "$1.before" "$1.after" "$2" ipv4 "$3" bucket "$5")
-		check_eq "$1: $2 $3: none at or below ${5}s" "$below" 0
+		check_eq "$1: $2 $3: none at or below ${5}s" 0 "$below"
 	fi
 	upto=$(hdelta "$1.before" "$1.after" "$2" ipv4 "$3" bucket "$6")
-	check_eq "$1: $2 $3: all $4 at or below ${6}s" "$upto" "$4"
+	check_eq "$1: $2 $3: all $4 at or below ${6}s" "$4" "$upto"
 }
 
 phase plain 10.99.0.2 "$P_PLAIN" 5
@@ -203,17 +207,17 @@ phase syn 10.99.0.2 "$P_SYN" 3
 counts syn ipv4 3
 within syn C active 3 0.5 2
 within syn S passive 3 - 0.5
-check_eq "syn: C's nftables dropped one SYN per connection" "$(nft_counter "$NS_C" syn_drops)" 3
-check_eq "syn: C's TcpExtTCPSynRetrans +3" "$(kdelta syn.before syn.after C TcpExtTCPSynRetrans)" 3
+check_eq "syn: C's nftables dropped one SYN per connection" 3 "$(nft_counter "$NS_C" syn_drops)"
+check_eq "syn: C's TcpExtTCPSynRetrans +3" 3 "$(kdelta syn.before syn.after C TcpExtTCPSynRetrans)"
 
 phase synack 10.99.0.2 "$P_SYNACK" 3
 counts synack ipv4 3
 within synack S passive 3 0.5 2
 within synack C active 3 0.5 2
-check_eq "synack: S's nftables dropped one SYN-ACK per connection" \
-	"$(nft_counter "$NS_S" synack_drops)" 3
-check_eq "synack: S's TcpExtTCPSynRetrans +3 (its timer resent each SYN-ACK)" \
-	"$(kdelta synack.before synack.after S TcpExtTCPSynRetrans)" 3
+check_eq "synack: S's nftables dropped one SYN-ACK per connection" 3 \
+	"$(nft_counter "$NS_S" synack_drops)"
+check_eq "synack: S's TcpExtTCPSynRetrans +3 (its timer resent each SYN-ACK)" 3 \
+	"$(kdelta synack.before synack.after S TcpExtTCPSynRetrans)"
 
 # delay NAME PORT MS LO HI: the round trip 2 MS lies in the bucket (LO, ...]; allow one more.
 delay() {
@@ -233,18 +237,18 @@ delay() {
 			$((2 * $3 * 1000))
 	done
 }
-delay delay20 "$P_D1" 20 0.03125 0.125
-delay delay3 "$P_D2" 3 0.003906 0.015625
+delay delay40 "$P_D1" 40 0.0625 0.25
+delay delay5 "$P_D2" 5 0.007812 0.03125
 
-promtool_ok "promtool check metrics (netns label)" "$TMP/delay3.after.prom"
+promtool_ok "promtool check metrics (netns label)" "$TMP/delay5.after.prom"
 # Default labels: the four IPv4/IPv6 histograms and untimed counts, and every handshake of the
 # phases above in them (other tests' connections may add more).
 scrape "$TMP/default.prom" "$URL_DEFAULT"
 promtool_ok "promtool check metrics (default labels)" "$TMP/default.prom"
-check_eq "default labels: 4 histograms" \
-	"$(grep -c "^${H}_count{family=\"ipv[46]\",direction=\"[a-z]*\"} " "$TMP/default.prom")" 4
-check_eq "default labels: 4 untimed counts" \
-	"$(grep -c "^${U_M}{family=\"ipv[46]\",direction=\"[a-z]*\"} " "$TMP/default.prom")" 4
+check_eq "default labels: 4 histograms" 4 \
+	"$(grep -c "^${H}_count{family=\"ipv[46]\",direction=\"[a-z]*\"} " "$TMP/default.prom")"
+check_eq "default labels: 4 untimed counts" 4 \
+	"$(grep -c "^${U_M}{family=\"ipv[46]\",direction=\"[a-z]*\"} " "$TMP/default.prom")"
 ge "default labels: IPv4 active handshakes timed" \
 	"$(fsum "$TMP/default.prom" "^${H}_count[{]family=\"ipv4\",direction=\"active\"[}]")" 20
 ge "default labels: IPv6 passive handshakes timed" \
