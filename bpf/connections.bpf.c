@@ -203,7 +203,9 @@ static __always_inline __u32 passive_us(const struct sock *sk)
 		return ~0u;
 	if (!tp->total_retrans && tp->srtt_us)
 		return tp->srtt_us >> 3;
-	if (bpf_core_field_exists(tp->total_rto_time) && BPF_CORE_READ(tp, total_rto))
+	/* A Fast Open child's timer counts from its first timeout, not from the SYN-ACK. */
+	if (bpf_core_field_exists(tp->total_rto_time) && BPF_CORE_READ(tp, total_rto) &&
+	    !BPF_CORE_READ_BITFIELD(tp, syn_data_acked))
 		return BPF_CORE_READ(tp, total_rto_time) * 1000;
 	return ~0u;
 }
