@@ -41,7 +41,7 @@ ifeq ($(FUZZ),1)
 CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
-LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt -lseccomp
+LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt -lseccomp -lm
 # -mcpu=v3: atomic fetch-and-add (Linux 5.12+; the drop reasons need 5.17 anyway).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 	      -Wno-unused-parameter -Ibpf -MMD -MP
@@ -54,8 +54,12 @@ EXPORTER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(EXPORTER_SRCS))
 LIB_OBJS := $(METRICS_OBJS) $(filter-out $(BUILD)/exporter/main.o,$(EXPORTER_OBJS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
-TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
+# Test tools' BPF programs (tests/tools/*.bpf.c) build as the bench's do.
+TOOL_BPF_SRCS := $(wildcard tests/tools/*.bpf.c)
+BENCH_SKELS := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c)) \
+	$(patsubst tests/tools/%.bpf.c,$(BUILD)/%.skel.h,$(TOOL_BPF_SRCS))
+TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/%, \
+	$(filter-out $(TOOL_BPF_SRCS),$(wildcard tests/tools/*.c)))
 
 .PHONY: FORCE all deps test-deps bench-deps run test test-build-asan test-build-fuzz \
 	check test-kernels tsan unit tools fuzzers lint \
@@ -77,6 +81,10 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(wildcard bpf/*.h) | $(BUILD)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.bpf.o: tests/bench/%.bpf.c bpf/vmlinux.h | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.bpf.o: tests/tools/%.bpf.c bpf/vmlinux.h $(wildcard bpf/*.h) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -106,6 +114,8 @@ $(BUILD)/netstack_exporter: $(BUILD)/exporter/main.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.o,$^) $(LDLIBS) -o $@
 
+# test_podfold sees the native buckets the fold renders through a wrapper of its own.
+$(BUILD)/tests/test_podfold: LDLIBS += -Wl,--wrap=expo_histogram_native
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -115,6 +125,20 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 # (fake_apiserver _exits with its watch threads running, on purpose).
 # tests/tools/nfqdelay.c: libnetfilter-queue (scripts/deps.sh, test packages).
 $(BUILD)/tests/nfqdelay: LDLIBS += -lnetfilter_queue
+# native_check compares the kernel's bucket search with the exporter's reference; it and
+# rtt_native link exporter objects, so they build with the same sanitizer flags.
+$(BUILD)/tests/native_check: tests/tools/native_check.c $(BUILD)/native_slot.skel.h \
+		$(BUILD)/exporter/collectors/nativehist.o | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@
+
+# rtt_native runs the rtt collector in-process to check what text does not show (native buckets).
+$(BUILD)/tests/rtt_native: tests/tools/rtt_native.c $(LIB_OBJS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@
+
 $(BUILD)/tests/%: tests/tools/%.c $(BENCH_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -173,7 +197,8 @@ tsan: test-deps
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan TSAN=1 all tools
 	$(Q)tests/tsan.sh $(BUILD)/tsan
 
-LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c tests/tools/*.c)
+LINT_SRCS := $(EXPORTER_SRCS) $(wildcard metrics/*.c) \
+	$(filter-out $(TOOL_BPF_SRCS),$(wildcard tests/tools/*.c))
 FORMAT_SRCS := $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.[ch])) $(EXPORTER_SRCS) \
 	$(wildcard exporter/*.h exporter/*/*.h exporter/*/*/*.h metrics/*.[ch] tests/unit/*.[ch] \
 	tests/tools/*.c tests/fuzz/*.c tests/bench/*.bpf.c)

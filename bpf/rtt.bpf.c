@@ -11,6 +11,7 @@
 #include "rtt.h"
 #include "bits.bpf.h"
 #include "maps.bpf.h"
+#include "native.bpf.h"
 #include "sample.bpf.h"
 
 #define AF_INET6 10
@@ -20,6 +21,12 @@
 
 /* Set by user space before load. */
 const volatile __u32 label_mask;
+/*
+ * Native buckets (bpf/native.h): the edges of the configured schema, and the stride of a CPU's
+ * slice of tcp_rtt_native, RTT_NATIVE_STRIDE (rtt.h); 0: native buckets off.
+ */
+const volatile struct native_table rtt_native_table;
+const volatile __u32 native_stride;
 
 /*
  * Default labels: the histograms by family (and the netns overflow), a plain index into this
@@ -51,6 +58,27 @@ struct {
 	__type(value, __u64);
 } tcp_rtt_buckets SEC(".maps");
 
+/*
+ * Native buckets with default labels (and the netns overflow): a by-CPU array as
+ * tcp_rtt_by_family, whose slice (native_stride u64, set before load with max_entries) holds
+ * each histogram's slots, RTT_NATIVE_SLOT (rtt.h). No BTF value type: its size is the schema's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to possible CPUs */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u64)); /* resized to native_stride u64 */
+} tcp_rtt_native SEC(".maps");
+
+/* netns label: native slot counters, room for every slot of max_series histograms. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1); /* resized to max_series * slots */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rtt_native_key);
+	__type(value, __u64);
+} tcp_rtt_nslots SEC(".maps");
+
 struct rtt_existing existing;
 
 /* Bucket i holds samples in (2^(RTT_MIN_SHIFT + i - 1), 2^(RTT_MIN_SHIFT + i)] us. */
@@ -75,27 +103,53 @@ static __always_inline __u8 rtt_family(struct bpf_sock_ops *skops)
 	return RTT_IPV6;
 }
 
+/* Count a native slot in this CPU's slice of tcp_rtt_native. */
+static __always_inline void native_add(__u32 hist, __u32 slot)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 *slice = bpf_map_lookup_elem(&tcp_rtt_native, &cpu);
+
+	slice_add(slice, RTT_NATIVE_SLOT(hist, rtt_native_table.slots, slot), 1, native_stride);
+}
+
 /* One sample into the histogram of (netns, kind, family); netns is 0 without the label. */
 static __always_inline void record(const __u32 labels, __u32 netns, __u8 family, __u8 kind,
 				   __u32 us)
 {
 	__u64 *slice = cpu_slice_of(&tcp_rtt_by_family);
-	__u32 bucket = rtt_bucket(us);
-	__u64 *sum;
+	__u32 bucket = rtt_bucket(us), slot = 0;
+	__u64 *sum, *count, *native = NULL;
 
+	/* native_stride is a constant to the verifier: without native buckets, no code here. */
+	if (native_stride)
+		slot = native_slot(&rtt_native_table, us);
 	if (!(labels & RTT_LABEL_NETNS)) {
 		slice_add(slice, RTT_COUNT(RTT_HIST(0, kind, family), bucket), 1, RTT_STRIDE);
 		slice_add(slice, RTT_SUM(RTT_HIST(0, kind, family), bucket), us, RTT_STRIDE);
+		if (native_stride)
+			native_add(RTT_HIST(0, kind, family), slot);
 		return;
 	}
 
 	struct rtt_key key = { .netns = netns, .family = family, .kind = kind };
+	struct rtt_native_key nkey = {
+		.netns = netns, .family = family, .kind = kind, .slot = slot
+	};
 
 	sum = hash_lookup_or_init(&tcp_rtt, &key);
 	if (sum) {
 		key.bucket = bucket;
-		/* Add to the sum only once the bucket is in: a histogram stays consistent. */
-		if (hash_add(&tcp_rtt_buckets, &key, 1)) {
+		/*
+		 * Count only once every counter of the sample is in (classic bucket, native slot,
+		 * sum): a histogram stays consistent, and what has no room is overflow whole.
+		 */
+		count = hash_lookup_or_init(&tcp_rtt_buckets, &key);
+		if (native_stride)
+			native = hash_lookup_or_init(&tcp_rtt_nslots, &nkey);
+		if (count && (native || !native_stride)) {
+			*count += 1;
+			if (native)
+				*native += 1;
 			*sum += us;
 			return;
 		}
@@ -103,6 +157,8 @@ static __always_inline void record(const __u32 labels, __u32 netns, __u8 family,
 	/* The hash is full: the overflow histograms' counts are the overflow count. */
 	slice_add(slice, RTT_COUNT(RTT_HIST(1, kind, family), bucket), 1, RTT_STRIDE);
 	slice_add(slice, RTT_SUM(RTT_HIST(1, kind, family), bucket), us, RTT_STRIDE);
+	if (native_stride)
+		native_add(RTT_HIST(1, kind, family), slot);
 }
 
 /* labels is a constant in each program, so the default one has no label code at all. */

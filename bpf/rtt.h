@@ -50,6 +50,26 @@ struct rtt_key {
 	__u8 pad;
 };
 
+/*
+ * Native buckets (bpf/native.h), counted beside the classic ones: each CPU's slice of the
+ * tcp_rtt_native array holds, for the histograms in use (RTT_HIST below nhists, the highest
+ * the label set can reach), each histogram's slots side by side, slot 0 its zero bucket.
+ */
+#define RTT_NATIVE_SLOT(hist, slots, slot) ((hist) * (slots) + (slot))
+#define RTT_NATIVE_STRIDE(nhists, slots) CPU_STRIDE((nhists) * (slots))
+
+/*
+ * Key of tcp_rtt_nslots (netns label): one counter per native slot of a histogram. The hash has
+ * room for max_series * RTT_NATIVE_OCTAVES octaves of slots (exporter/collectors/rtt.c).
+ */
+#define RTT_NATIVE_OCTAVES 8
+struct rtt_native_key {
+	__u32 netns;
+	__u8 family;
+	__u8 kind;
+	__u16 slot;
+};
+
 /* What the start-up pass over existing sockets (iter/tcp) did, in the program's .bss. */
 struct rtt_existing {
 	__u64 enabled; /* RTT callbacks turned on */

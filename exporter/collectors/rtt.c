@@ -15,6 +15,7 @@
 #include "collectors/bpfload.h"
 #include "kernel/bpfmap.h"
 #include "collectors/collector.h"
+#include "collectors/nativehist.h"
 #include "collectors/rtt_existing.h"
 #include "kernel/kernel.h"
 #include "kernel/ns.h"
@@ -42,6 +43,7 @@ struct rtt_opts {
 	struct series_opts series; /* first: registry.c parses labels, max_series */
 	char cgroup[PATH_MAX];	   /* CGROUP_AUTO: the cgroup2 root from /proc/self/mountinfo */
 	bool existing_sockets;	   /* turn the callback on for connections open before start */
+	int native_schema;	   /* native buckets' schema, or NATIVE_OFF */
 };
 _Static_assert(sizeof(struct rtt_opts) <= COLLECTOR_OPTS_SIZE, "rtt options too large");
 
@@ -53,6 +55,7 @@ struct hist {
 	bool overflow; /* netns unknown: the hash was full */
 	uint64_t sum_us;
 	uint64_t counts[RTT_NR_BUCKETS];
+	uint64_t *native; /* table.slots native slots, or NULL (native buckets off) */
 };
 
 /* A running rtt collector. */
@@ -61,10 +64,14 @@ struct rtt {
 	struct rtt_bpf *skel;
 	struct events *events; /* owned by main */
 	struct percpu_reader by_family, sums, buckets;
-	double bounds[RTT_NR_BOUNDS]; /* upper bounds in seconds */
+	struct percpu_reader native_arr, native_hash; /* when native buckets are on */
+	struct native_table table;		      /* the schema's edges (native.h) */
+	unsigned native_hists;			      /* histograms in tcp_rtt_native's slices */
+	double bounds[RTT_NR_BOUNDS];		      /* upper bounds in seconds */
 	bool existing_covered;
 	bool logged_overflow;
 	struct hist *hists;
+	uint64_t *native_slots; /* table.slots per histogram of hists */
 	size_t hists_cap;
 };
 
@@ -74,6 +81,7 @@ static void rtt_reset(void *opts)
 
 	strcpy(o->cgroup, CGROUP_AUTO);
 	o->existing_sockets = true;
+	o->native_schema = NATIVE_SCHEMA_DEFAULT;
 }
 
 static int rtt_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
@@ -82,6 +90,8 @@ static int rtt_set(void *opts, const char *key, const char *value, char *err, si
 
 	if (!strcmp(key, "existing_sockets"))
 		return parse_bool(value, &o->existing_sockets, err, errlen);
+	if (!strcmp(key, "native_schema"))
+		return native_parse_schema(value, &o->native_schema, err, errlen);
 	if (!strcmp(key, "cgroup")) {
 		if (strcmp(value, CGROUP_AUTO) && value[0] != '/') {
 			snprintf(err, errlen, "expected auto or an absolute path, got '%s'", value);
@@ -132,8 +142,23 @@ static void rtt_stop(void *state)
 	percpu_reader_free(&rt->by_family);
 	percpu_reader_free(&rt->sums);
 	percpu_reader_free(&rt->buckets);
+	percpu_reader_free(&rt->native_arr);
+	percpu_reader_free(&rt->native_hash);
 	free(rt->hists);
+	free(rt->native_slots);
 	free(rt);
+}
+
+/*
+ * Native slots the netns hash has room for, per histogram on average: RTT_NATIVE_OCTAVES octaves'
+ * worth, not all the schema's (the reader reserves room for each entry on every CPU). A sample
+ * whose slot finds no room is counted in the overflow histograms, classic and native alike.
+ */
+static uint32_t native_room(const struct native_table *t)
+{
+	uint32_t room = RTT_NATIVE_OCTAVES << t->schema;
+
+	return room < t->slots ? room : t->slots;
 }
 
 /*
@@ -167,6 +192,18 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt, netns ? rt->cfg.series.max_series : 1);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_buckets,
 				 netns ? rt->cfg.series.max_series * RTT_NR_BUCKETS : 1);
+	if (rt->native_hists) {
+		uint32_t stride = RTT_NATIVE_STRIDE(rt->native_hists, rt->table.slots);
+
+		memcpy((void *)&rt->skel->rodata->rtt_native_table, &rt->table, sizeof(rt->table));
+		rt->skel->rodata->native_stride = stride;
+		bpf_map__set_value_size(rt->skel->maps.tcp_rtt_native, stride * sizeof(uint64_t));
+		bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_native, cpu_array_entries(1));
+		if (netns)
+			bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_nslots,
+						 rt->cfg.series.max_series *
+							 native_room(&rt->table));
+	}
 	err = events_prepare(rt->events, rt->skel->obj, EV_RTT,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
@@ -235,6 +272,15 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	}
 	rt->cfg = *o;
 	rt->events = env->events;
+	if (o->native_schema != NATIVE_OFF) {
+		unsigned m = o->series.label_mask;
+
+		native_table_init(&rt->table, o->native_schema); /* the key checked the schema */
+		/* The highest histogram the label set reaches, and those below it. */
+		rt->native_hists = RTT_HIST(!!(m & RTT_LABEL_NETNS), !!(m & RTT_LABEL_KIND),
+					    NR_RTT_FAMILIES - 1) +
+				   1;
+	}
 
 	err = open_and_load(env, rt, iter, iter);
 	if (err && iter) {
@@ -275,14 +321,29 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		err = percpu_reader_init(&rt->buckets, bpf_map__fd(rt->skel->maps.tcp_rtt_buckets),
 					 sizeof(struct rtt_key),
 					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_buckets));
+	if (!err && rt->native_hists)
+		err = cpu_array_reader_init(&rt->native_arr,
+					    bpf_map__fd(rt->skel->maps.tcp_rtt_native),
+					    rt->native_hists * rt->table.slots,
+					    RTT_NATIVE_STRIDE(rt->native_hists, rt->table.slots));
+	if (!err && rt->native_hists && (rt->cfg.series.label_mask & RTT_LABEL_NETNS))
+		err = percpu_reader_init(&rt->native_hash,
+					 bpf_map__fd(rt->skel->maps.tcp_rtt_nslots),
+					 sizeof(struct rtt_native_key),
+					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_nslots));
 	if (err) {
 		log_error("rtt: cannot allocate map buffers: %s", strerror(-err));
 		goto cleanup;
 	}
 	for (int i = 0; i < RTT_NR_BOUNDS; i++)
 		rt->bounds[i] = (double)(1ull << (RTT_MIN_SHIFT + i)) / 1e6;
-	log_info("rtt: attached sockops to cgroup %s (max_series=%u)", cgroup,
-		 rt->cfg.series.max_series);
+	if (rt->native_hists)
+		log_info("rtt: attached sockops to cgroup %s (max_series=%u, native buckets of "
+			 "schema %d)",
+			 cgroup, rt->cfg.series.max_series, o->native_schema);
+	else
+		log_info("rtt: attached sockops to cgroup %s (max_series=%u, native buckets off)",
+			 cgroup, rt->cfg.series.max_series);
 	if (!callback_has_args())
 		log_warn("rtt: before Linux 6.10 the RTT callback carries no values: srtt is read "
 			 "as it was before the update, and rtt_kind=\"sample\" stays empty");
@@ -325,9 +386,15 @@ static int cmp_hist(const void *a, const void *b)
 
 static struct hist *new_hist(struct rtt *rt, size_t *n, const struct rtt_key *k, bool overflow)
 {
-	struct hist *h = &rt->hists[(*n)++];
+	struct hist *h = &rt->hists[*n];
 
 	memset(h, 0, sizeof(*h));
+	/* Slots by order of creation: a histogram keeps its own wherever sorting moves it. */
+	if (rt->native_hists) {
+		h->native = rt->native_slots + *n * rt->table.slots;
+		memset(h->native, 0, rt->table.slots * sizeof(*h->native));
+	}
+	(*n)++;
 	h->family = k->family < NR_RTT_FAMILIES ? k->family : RTT_IPV4;
 	h->kind = k->kind < NR_RTT_KINDS ? k->kind : RTT_KIND_SRTT;
 	h->netns = k->netns;
@@ -360,6 +427,9 @@ static uint64_t from_array(struct rtt *rt, size_t *n, bool overflow_part)
 			h->sum_us += v[i_sum];
 			count += h->counts[b];
 		}
+		if (h->native)
+			memcpy(h->native, rt->native_arr.sums + (size_t)hist * rt->table.slots,
+			       rt->table.slots * sizeof(*h->native));
 		total += count;
 		/* Histograms by family always appear; overflow ones once used. */
 		if (overflow_part && !count && !h->sum_us)
@@ -371,6 +441,7 @@ static uint64_t from_array(struct rtt *rt, size_t *n, bool overflow_part)
 static void render_hist(const struct rtt *rt, struct expo *e, const struct hist *h)
 {
 	struct labels l = { 0 };
+	struct native_hist nh;
 	char netns[21];
 
 	labels_add(&l, "family", family_names[h->family]);
@@ -378,7 +449,25 @@ static void render_hist(const struct rtt *rt, struct expo *e, const struct hist 
 		labels_add(&l, "netns", h->overflow ? OVERFLOW_LABEL : u64_str(netns, h->netns));
 	if (rt->cfg.series.label_mask & RTT_LABEL_KIND)
 		labels_add(&l, "rtt_kind", kind_names[h->kind]);
-	expo_histogram(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6);
+	if (!h->native) {
+		expo_histogram(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6);
+		return;
+	}
+	native_hist_of(&nh, &rt->table, h->native);
+	expo_histogram_native(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6, &nh);
+}
+
+/* Native slots of the netns histograms found in hists[0..nsorted), from their hash. */
+static void native_from_hash(struct rtt *rt, size_t nsorted, int nn)
+{
+	for (int i = 0; i < nn; i++) {
+		const struct rtt_native_key *k = (struct rtt_native_key *)rt->native_hash.keys + i;
+		struct hist key = { .family = k->family, .kind = k->kind, .netns = k->netns };
+		struct hist *h = bsearch(&key, rt->hists, nsorted, sizeof(*rt->hists), cmp_hist);
+
+		if (h && k->slot < rt->table.slots)
+			h->native[k->slot] += rt->native_hash.sums[i];
+	}
 }
 
 static int rtt_collect(void *state, struct expo *e)
@@ -386,16 +475,20 @@ static int rtt_collect(void *state, struct expo *e)
 	struct rtt *rt = state;
 	bool netns = rt->cfg.series.label_mask & RTT_LABEL_NETNS;
 	uint64_t overflowed = 0;
-	int na, ns = 0, nb = 0;
+	int na, ns = 0, nb = 0, nn = 0, nna = 0;
 	size_t n = 0, nsorted;
 
 	na = percpu_reader_read(&rt->by_family);
+	if (rt->native_hists)
+		nna = percpu_reader_read(&rt->native_arr);
 	if (netns) {
 		ns = percpu_reader_read(&rt->sums);
 		nb = percpu_reader_read(&rt->buckets);
+		if (rt->native_hists)
+			nn = percpu_reader_read(&rt->native_hash);
 	}
-	if (na < 0 || ns < 0 || nb < 0) {
-		int err = na < 0 ? na : ns < 0 ? ns : nb;
+	if (na < 0 || ns < 0 || nb < 0 || nn < 0 || nna < 0) {
+		int err = na < 0 ? na : ns < 0 ? ns : nb < 0 ? nb : nn < 0 ? nn : nna;
 
 		log_warn("rtt: cannot read maps: %s", strerror(-err));
 		return err;
@@ -403,10 +496,17 @@ static int rtt_collect(void *state, struct expo *e)
 	if ((size_t)ns + RTT_NR_HISTS > rt->hists_cap) {
 		size_t cap = (size_t)ns + RTT_NR_HISTS;
 		struct hist *h = realloc(rt->hists, cap * sizeof(*h));
+		uint64_t *slots;
 
 		if (!h)
 			return -ENOMEM;
 		rt->hists = h;
+		if (rt->native_hists) {
+			slots = realloc(rt->native_slots, cap * rt->table.slots * sizeof(*slots));
+			if (!slots)
+				return -ENOMEM;
+			rt->native_slots = slots;
+		}
 		rt->hists_cap = cap;
 	}
 	if (!netns) {
@@ -431,6 +531,8 @@ static int rtt_collect(void *state, struct expo *e)
 			if (h && k->bucket < RTT_NR_BUCKETS)
 				h->counts[k->bucket] += rt->buckets.sums[i];
 		}
+		if (rt->native_hists)
+			native_from_hash(rt, nsorted, nn);
 		overflowed = from_array(rt, &n, true);
 		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 	}
@@ -447,9 +549,12 @@ static int rtt_collect(void *state, struct expo *e)
 
 	if (overflowed)
 		log_once(rt->logged_overflow, LOG_WARN,
-			 "rtt: map tcp_rtt is full (max_series=%u); further histograms are "
-			 "counted with netns '" OVERFLOW_LABEL "'",
-			 rt->cfg.series.max_series);
+			 "rtt: map tcp_rtt is full (max_series=%u), or tcp_rtt_nslots (%u native "
+			 "buckets); further samples without room are counted with netns "
+			 "'" OVERFLOW_LABEL "'",
+			 rt->cfg.series.max_series,
+			 rt->native_hists ? rt->cfg.series.max_series * native_room(&rt->table)
+					  : 0);
 	expo_map_overflow(e, "tcp_rtt", overflowed);
 	return 0;
 }

@@ -30,7 +30,12 @@ struct podfold {
 	unsigned max_series;
 };
 
-/* A value: nv bucket counts (one for a counter) and a sum (histograms only). */
+/*
+ * A value: nv counts and a sum (histograms only). The counts are the classic buckets (nc of
+ * them, one for a counter), then, for a family with native buckets, its zero bucket and its nn
+ * native buckets: a family's histograms share their schema, offset and nn, so that they add up
+ * bucket by bucket.
+ */
 struct val {
 	uint64_t *c;
 	double sum;
@@ -71,7 +76,13 @@ struct fam {
 	char *name;
 	enum metric_type type;
 	int nv; /* values per series; 0 until the first sample */
+	int nc; /* of which classic buckets (1 for a counter) */
 	double *bounds;
+	bool native; /* histograms with native buckets: their shape, from the first sample */
+	int schema;
+	int32_t offset;
+	unsigned nn;
+	double zero_threshold;
 	struct node *outs, *ins, *overflowed; /* uthash tables */
 	unsigned n_normal;
 	uint64_t overflow_total, gen;
@@ -213,9 +224,16 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 	struct labels want;
 	struct in *in;
 
-	(void)nh; /* folded series keep their classic buckets only, for now */
 	if (!f->nv) {
-		f->nv = nbounds + 1;
+		f->nc = nbounds + 1;
+		f->nv = f->nc + (nh ? (int)nh->n + 1 : 0);
+		f->native = nh != NULL;
+		if (nh) {
+			f->schema = nh->schema;
+			f->offset = nh->offset;
+			f->nn = nh->n;
+			f->zero_threshold = nh->zero_threshold;
+		}
 		if (nbounds) {
 			f->bounds = malloc(nbounds * sizeof(*bounds));
 			if (!f->bounds) {
@@ -225,10 +243,11 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 			memcpy(f->bounds, bounds, nbounds * sizeof(*bounds));
 		}
 	}
-	if (f->nv != nbounds + 1) {
+	if (f->nc != nbounds + 1 || f->native != !!nh ||
+	    (nh && (nh->schema != f->schema || nh->offset != f->offset || nh->n != f->nn ||
+		    nh->zero_threshold != f->zero_threshold))) {
 		log_once(f->logged_shape, LOG_ERROR,
-			 "pods: %s changed its bucket count; samples "
-			 "dropped",
+			 "pods: %s changed its buckets (classic or native); samples dropped",
 			 f->name);
 		return;
 	}
@@ -272,7 +291,11 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 	in->expired = kind == OUT_GONE;
 	in->netns = netns ? (uint32_t)strtoul(netns, NULL, 10) : 0;
 	in->gen = f->gen;
-	memcpy(in->now.c, counts, f->nv * sizeof(*counts));
+	memcpy(in->now.c, counts, f->nc * sizeof(*counts));
+	if (nh) {
+		in->now.c[f->nc] = nh->zero_count;
+		memcpy(in->now.c + f->nc + 1, nh->counts, nh->n * sizeof(*counts));
+	}
 	in->now.sum = sum;
 }
 
@@ -348,7 +371,7 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		struct overflowed *ov;
 
 		/* A counter reset in the kernel: what it had stays in its series. */
-		if (in->out && val_total(&in->now, f->nv) < val_total(&in->last, f->nv)) {
+		if (in->out && val_total(&in->now, f->nc) < val_total(&in->last, f->nc)) {
 			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
 			val_zero(&in->base, f->nv);
 		}
@@ -389,9 +412,9 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		if (o->nin || o->kind != OUT_NORMAL)
 			continue;
 		a = podsnap_find(pf->snap, o->netns);
-		if (!o->expired && !(a && a->expired) && val_total(&o->carry, f->nv))
+		if (!o->expired && !(a && a->expired) && val_total(&o->carry, f->nc))
 			continue;
-		if (val_total(&o->carry, f->nv)) {
+		if (val_total(&o->carry, f->nc)) {
 			fold_remark(&key, &o->nd.key.l, GONE_LABEL);
 			gone = table_find(f->outs, &key);
 			if (!gone)
@@ -408,6 +431,22 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 			free(n);
 		}
 	}
+}
+
+/* A folded histogram with its native buckets, which follow the classic ones in its value. */
+static void render_native(struct expo *e, const struct fam *f, const struct labels *l,
+			  const struct val *v)
+{
+	struct native_hist nh = {
+		.schema = f->schema,
+		.zero_threshold = f->zero_threshold,
+		.zero_count = v->c[f->nc],
+		.offset = f->offset,
+		.counts = v->c + f->nc + 1,
+		.n = f->nn,
+	};
+
+	expo_histogram_native(e, l, f->bounds, v->c, f->nc - 1, v->sum, &nh);
 }
 
 static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
@@ -447,8 +486,10 @@ static void filter_flush(struct expo_filter *ef, struct expo *e, bool keep)
 		const struct labels *l = &v[i]->nd.key.l;
 		const struct in *x = v[i]->ex;
 
-		if (f->type == METRIC_HISTOGRAM)
-			expo_histogram(e, l, f->bounds, v[i]->cur.c, f->nv - 1, v[i]->cur.sum);
+		if (f->type == METRIC_HISTOGRAM && f->native)
+			render_native(e, f, l, &v[i]->cur);
+		else if (f->type == METRIC_HISTOGRAM)
+			expo_histogram(e, l, f->bounds, v[i]->cur.c, f->nc - 1, v[i]->cur.sum);
 		else if (x)
 			expo_u64_exemplar(e, l, v[i]->cur.c[0], &x->ex.l, x->ex_value, x->ex_time);
 		else

@@ -8,6 +8,10 @@
 # all are RTT callbacks. Variants run one at a time, in interleaved rounds, on the cgroup2 root.
 # The exporter's figures come from its own /metrics (netstack_bpf_program_*). A missed target
 # is printed, not a failure: this is a benchmark.
+# Native buckets (native_schema, on by default): "default" and "netns" count them, "classic"
+# and "netns classic" are the same label sets with native_schema = off, all in one run against
+# the floor; the summary adds what native buckets add per event (target: at most
+# NATIVE_TARGET_NS, 10 ns).
 # Not paired with the floor as drops.sh is (tests/bench/lib.sh): on this rare event the program
 # attached first pays the hook's cold cache lines, tens of ns for the floor but next to nothing
 # measurable for ours, so a pair's ratio would not be the ratio of each alone.
@@ -20,13 +24,15 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-2}
 TCPBULK=$BUILD/tests/tcpbulk
 FLOOR=$BUILD/tests/bench_rtt_floor
 declare -A PROG=([default]=tcp_rtt_sockops [netns]=tcp_rtt_sockops_labels
-	[all]=tcp_rtt_sockops_labels)
+	[all]=tcp_rtt_sockops_labels [classic]=tcp_rtt_sockops [netns_classic]=tcp_rtt_sockops_labels)
 TARGET_DEFAULT=1.5
+NATIVE_TARGET_NS=10
 ALONE=1
-VARIANTS=(floor default netns all)
+VARIANTS=(floor classic default netns_classic netns all)
 SECTION="kernel cost per event, TCP RTT (sockops)"
-declare -A TITLE=([floor]="floor (flag only)" [default]="default labels" [netns]="netns label"
-	[all]="netns + rtt_kind")
+declare -A TITLE=([floor]="floor (flag only)" [default]="default labels, native buckets"
+	[netns]="netns label, native buckets" [all]="netns + rtt_kind, native buckets"
+	[classic]="default labels, classic only" [netns_classic]="netns label, classic only")
 
 FLOOR_CMD=("$FLOOR")
 SINK_PID= # the transfer's receiver
@@ -40,10 +46,15 @@ bench_setup "$TCPBULK" "$FLOOR" -- ss
 # Links on the hook, ours included (tests/bench/lib.sh: hook_links, wait_hook_free).
 HOOK_LINK='attach_type cgroup_sock_ops'
 
-only_collector rtt default=family netns=family,netns all=family,netns,rtt_kind
+only_collector rtt default=family netns=family,netns all=family,netns,rtt_kind classic=family \
+	netns_classic=family,netns
+# [collector.rtt] ends each file: the classic-only variants turn native buckets off.
+echo 'native_schema = off' >>"$TMP/classic.ini"
+echo 'native_schema = off' >>"$TMP/netns_classic.ini"
 # The transfer's samples must carry the optional labels, or the config did not apply.
 EXPECT=([all]='no-rtt_kind-label rtt_kind="sample"'
-	[netns]='no-netns-label family="ipv4",netns="')
+	[netns]='no-netns-label family="ipv4",netns="'
+	[netns_classic]='no-netns-label family="ipv4",netns="')
 
 PORT=$(free_tcp_port) || die "no free TCP port for the sink"
 "$TCPBULK" sink 127.0.0.1 "$PORT" >/dev/null 2>&1 &
@@ -78,8 +89,29 @@ figures() {
 
 run_rounds MB/s ""
 
-declare -A TARGET=([default]="<=$TARGET_DEFAULT")
+declare -A TARGET=([default]="<=$TARGET_DEFAULT" [classic]="<=$TARGET_DEFAULT")
 print_table MB/s
+# native_row WITH WITHOUT: what native buckets add per event, median against median.
+native_row() {
+	local with without added result
+	read -r with _ < <(median "$1" 2)
+	read -r without _ < <(median "$2" 2)
+	if [ -z "${with:-}" ] || [ -z "${without:-}" ]; then
+		echo "native buckets, ${TITLE[$1]}: no valid measurement"
+		row "$SECTION" "RTT program with native buckets (${TITLE[$1]%%,*}): added" - \
+			"${TITLE[$2]}" - "<=+$NATIVE_TARGET_NS ns" "" "no valid measurement"
+		return
+	fi
+	added=$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.1f", a - b }')
+	result=$(awk -v d="$added" -v t="$NATIVE_TARGET_NS" 'BEGIN { print d <= t ? "PASS" : "MISS" }')
+	printf 'native buckets add %s ns/event to "%s" (%.1f against %.1f, %.2fx): %s\n' \
+		"$added" "${TITLE[$2]}" "$with" "$without" "$(quotient "$with" "$without")" "$result"
+	row "$SECTION" "RTT program with native buckets (${TITLE[$1]%%,*}): added" \
+		"$added ns/event" "${TITLE[$2]}" "$(printf '%.2fx' "$(quotient "$with" "$without")")" \
+		"<=+$NATIVE_TARGET_NS ns" "$result" "medians $with vs $without ns/event"
+}
+native_row default classic
+native_row netns netns_classic
 echo "ns/event: kernel run_time_ns / run_cnt over every sockops callback (median over rounds;"
 echo "bpf_stats' own clock reads are in every figure, the floor included). MB/s: what tcpbulk"
 echo "sent (secondary)."

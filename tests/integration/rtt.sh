@@ -25,6 +25,11 @@
 #      netstack_map_overflow_total{map="tcp_rtt"}.
 #   6. Default labels: family only; the bpf statistics list tcp_rtt_sockops and nothing else.
 #   7. promtool check metrics accepts /metrics (default labels, netns, overflow).
+#   8. Native buckets (counted in the kernel beside the classic ones, shown by the protobuf
+#      format only): the rtt collector run in build/tests/rtt_native, through a capture filter,
+#      during tests 2-3 (netns label: A's histograms), 5 (the overflow histograms, schema 5) and 6
+#      (default labels): per histogram, the native buckets add up to the classic count, and the
+#      native bucket holding the median overlaps the classic one holding it.
 # schedule: serial each
 # why: its existing_sockets control needs no other sockops program on the cgroup2 root
 # shellcheck source=tests/lib.sh
@@ -32,6 +37,8 @@ source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 TCPBULK=$BUILD/tests/tcpbulk
 [ -x "$TCPBULK" ] || skip_all "$TCPBULK not built (make $TCPBULK)"
+NATIVE=$BUILD/tests/rtt_native
+[ -x "$NATIVE" ] || skip_all "$NATIVE not built (make $NATIVE)"
 for tool in ss tc promtool curl; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool"
 done
@@ -165,6 +172,42 @@ wait_steady() {
 	done
 	return 1
 }
+# native_start CONFIG: the rtt collector run by rtt_native, beside the exporter; its requests go
+# through fd 7.
+native_start() {
+	rm -f "$TMP/native.in"
+	mkfifo "$TMP/native.in"
+	"$NATIVE" "$1" <"$TMP/native.in" >"$TMP/native.out" 2>"$TMP/native.err" &
+	NATIVE_PID=$!
+	on_exit "kill $NATIVE_PID"
+	exec 7>"$TMP/native.in"
+	NREQ=0
+	wait_grep "$TMP/native.out" '^ready$' 20 ||
+		not_ok "rtt_native starts" "$(tail -n 5 "$TMP/native.err")"
+}
+# native_check LABELS: rtt_native's checks of the histograms whose labels hold LABELS (* all).
+native_check() {
+	local from line
+	NREQ=$((NREQ + 1))
+	from=$(wc -l <"$TMP/native.out")
+	echo "$1" >&7
+	if ! wait_grep "$TMP/native.out" "^done $NREQ\$" 20; then
+		not_ok "rtt_native answers for $1"
+		return
+	fi
+	while IFS= read -r line; do
+		case $line in
+		"not ok - "*) not_ok "native: ${line#not ok - }" ;;
+		"ok - "*) ok "native: ${line#ok - }" ;;
+		esac
+	done < <(tail -n +$((from + 1)) "$TMP/native.out")
+}
+native_stop() {
+	exec 7>&-
+	wait "$NATIVE_PID"
+	check_eq "rtt_native exits cleanly" 0 "$?"
+	reaped "$NATIVE_PID"
+}
 tbf() {
 	ip netns exec "$NS_A" tc qdisc replace dev "$IF_A" root tbf rate "$1" burst 16kb latency 400ms
 }
@@ -274,6 +317,8 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 	# -----------------------------------------------------------------------------------------
 	# Test 2 and 3: a new connection at RATE1, then at RATE2.
 
+	# After test 1: its control wants no other sockops program.
+	native_start "$(config native 'labels = family,netns,rtt_kind' 'existing_sockets = false')"
 	bulk 10.99.0.2 60
 	wait_steady || not_ok "$RATE1: RTT steady within 10 s"
 	w0=$(now)
@@ -308,6 +353,9 @@ if start_exporter --config "$(config netns 'labels = family,netns,rtt_kind')"; t
 		awk -v a="$med1" -v b="$med2" 'BEGIN { exit !(a != "" && b != "" && b + 0 < a + 0) }'
 	stop_bulk
 	tbf "$RATE1"
+	# A's histograms hold both rates: two medians, the one of all must still agree.
+	native_check "netns=\"$NETNS_A\""
+	native_stop
 
 	# -----------------------------------------------------------------------------------------
 	# Test 4: families.
@@ -342,6 +390,8 @@ fi
 # at least the scrapes): one gets the histogram, the rest goes to __overflow__.
 
 if start_exporter --config "$(config overflow 'labels = family,netns' 'max_series = 1')"; then
+	native_start "$(config native5 'labels = family,netns' 'max_series = 1' 'native_schema = 5' \
+		'existing_sockets = false')"
 	bulk 10.99.0.2 1.5
 	wait "$BULK_PID"
 	reaped "$BULK_PID"
@@ -364,6 +414,10 @@ if start_exporter --config "$(config overflow 'labels = family,netns' 'max_serie
 		test "${ovf:-0}" -gt 0 -a "$ovf" = "$hov"
 	check "max_series = 1: overflow warning logged" grep -q 'rtt: map tcp_rtt is full' "$EXPORTER_LOG"
 	pcheck "promtool check metrics: overflow" "$TMP/t5"
+	# The scrapes above (host namespace) and A's transfer: one of them has no room.
+	native_check "netns=\"__overflow__\""
+	native_check "*"
+	native_stop
 	stop_exporter
 else
 	not_ok "max_series = 1: exporter starts"
@@ -375,6 +429,7 @@ fi
 # Per-program statistics exist only while bpf_stats is on: pin it on, restore it at exit.
 bpf_stats_on || not_ok "kernel.bpf_stats_enabled = 1"
 if start_exporter; then
+	native_start "$(config native6 'existing_sockets = false')"
 	bulk 10.99.0.2 1
 	wait "$BULK_PID"
 	reaped "$BULK_PID"
@@ -388,6 +443,8 @@ if start_exporter; then
 	check_eq "bpf stats: no other rtt program listed" 0 \
 		"$(grep -c 'program="tcp_rtt_\(sockops_labels\|existing\|netns\)"' "$TMP/t6")"
 	pcheck "promtool check metrics: default labels" "$TMP/t6"
+	native_check "family=\"ipv4\""
+	native_stop
 	stop_exporter
 else
 	not_ok "default labels: exporter starts"

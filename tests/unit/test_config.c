@@ -843,6 +843,28 @@ static void test_collector_options_compared(void)
 		CHECK(collector_opts_equal(&b.collectors[i], &d.collectors[i]));
 }
 
+/* [collector.rtt] native_schema: off or 0..5, a bad value named with its file and line. */
+static void test_rtt_native_schema(void)
+{
+	struct config a, b, d;
+
+	config_defaults(&d);
+	EXPECT_OK(&a, "[collector.rtt]\nnative_schema = 3\n");
+	CHECK(collector_opts_equal(&a.collectors[collector_index("rtt")],
+				   &d.collectors[collector_index("rtt")]));
+	EXPECT_OK(&b, "[collector.rtt]\nnative_schema = off\n");
+	CHECK(!collector_opts_equal(&a.collectors[collector_index("rtt")],
+				    &b.collectors[collector_index("rtt")]));
+	EXPECT_OK(&b, "[collector.rtt]\nnative_schema = 0\n");
+	CHECK(!collector_opts_equal(&a.collectors[collector_index("rtt")],
+				    &b.collectors[collector_index("rtt")]));
+	EXPECT_OK(&b, "[collector.rtt]\nnative_schema = 5\n");
+	EXPECT_ERROR("[collector.rtt]\n\nnative_schema = 6\n", 3,
+		     "native_schema: expected off or a schema from 0 to 5, got '6'");
+	EXPECT_ERROR("[collector.rtt]\nnative_schema = on\n", 2,
+		     "native_schema: expected off or a schema from 0 to 5, got 'on'");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -882,6 +904,7 @@ int main(void)
 	RUN(test_web_tls_and_users);
 	RUN(test_tls_keys_together);
 	RUN(test_collector_options_compared);
+	RUN(test_rtt_native_schema);
 	RUN(test_sampling);
 
 	for (int i = 1; i <= nfiles; i++) {

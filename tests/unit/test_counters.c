@@ -88,6 +88,28 @@ static void test_rtt_slots(void)
 }
 
 /*
+ * Native slots: each histogram's slots once, below RTT_NATIVE_STRIDE less the line of padding
+ * that keeps CPUs apart, for every schema's slot count and every number of histograms in use.
+ */
+static void test_rtt_native_slots(void)
+{
+	static const unsigned slots[] = { 34, 66, 130, 258, 514, 1026 }; /* schemas 0..5 */
+
+	for (unsigned k = 0; k < sizeof(slots) / sizeof(slots[0]); k++)
+		for (unsigned nh = 1; nh <= RTT_NR_HISTS; nh++) {
+			unsigned stride = RTT_NATIVE_STRIDE(nh, slots[k]), last = 0;
+
+			for (unsigned h = 0; h < nh; h++)
+				for (unsigned d = 0; d < slots[k]; d++) {
+					unsigned i = RTT_NATIVE_SLOT(h, slots[k], d);
+
+					CHECK(i == last++);
+				}
+			CHECK(last + 8 <= stride && stride % 8 == 0);
+		}
+}
+
+/*
  * Reason 0 (never a drop) is the first NR_FAMILIES * NR_PROTOS slots: the overflow that
  * exporter/collectors/drops.c sums without optional labels.
  */
@@ -107,6 +129,7 @@ int main(void)
 	RUN(test_cpu_elem);
 	RUN(test_retrans_slots);
 	RUN(test_rtt_slots);
+	RUN(test_rtt_native_slots);
 	RUN(test_drop_slots);
 	CHECK_EXIT();
 }
