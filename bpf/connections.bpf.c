@@ -21,6 +21,7 @@
 #include <bpf/bpf_core_read.h>
 #include "connections.h"
 #include "maps.bpf.h"
+#include "native.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -116,6 +117,21 @@ static __always_inline __u64 hs_take(const struct sock *sk)
 	}
 	return 0;
 }
+
+/*
+ * Native buckets: the edges of the configured schema, and the stride of a CPU's slice of
+ * tcp_handshake_native (HS_NATIVE_STRIDE); 0: native buckets off, and no code for them.
+ */
+const volatile struct native_table hs_native_table;
+const volatile __u32 native_stride;
+
+/* Native bucket counts by CPU (connections.h), a slice of native_stride u64 per element. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to possible CPUs */
+	__type(key, __u32);
+	__uint(value_size, sizeof(__u64)); /* resized to native_stride u64 */
+} tcp_handshake_native SEC(".maps");
 
 /* Upper bounds of the classic buckets in us (connections.h), padded to 32 with U32_MAX. */
 static const __u32 hs_bounds[32] = {
@@ -239,6 +255,19 @@ static __always_inline void record_handshake(__u64 *slice, const struct sock *sk
 	bucket = hs_bucket(us);
 	add(slice, sk, HS_COUNT(hist, bucket), 1, netns);
 	add(slice, sk, HS_SUM(hist, bucket), us, netns);
+	if (native_stride) {
+		__u32 idx = hist * hs_native_table.slots + native_slot(&hs_native_table, us);
+		struct slot_key k = { .slot = HS_NATIVE_BASE + idx };
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		if (netns) {
+			k.netns = sk->__sk_common.skc_net.net->ns.inum;
+			if (hash_add(&tcp_connections_netns, &k, 1))
+				return;
+		}
+		/* Without the label, or the hash is full (its classic count said so). */
+		slice_add(bpf_map_lookup_elem(&tcp_handshake_native, &cpu), idx, 1, native_stride);
+	}
 }
 
 static __always_inline void record(const struct sock *sk, int oldstate, int newstate,

@@ -62,6 +62,14 @@ struct hs_set {
 #define HS_NR_HISTS (CN_NR_FAMILIES * CN_NR_DIRECTIONS)
 #define CN_OVERFLOW HS_COUNT(HS_NR_HISTS, 0) /* events the hash had no room for */
 #define CN_NR_SLOTS (CN_OVERFLOW + 1)
+/*
+ * Native buckets (bpf/native.h), when on: slot d of histogram hist is element
+ * hist * slots + d of this CPU's slice of tcp_handshake_native (without the netns label; with
+ * it, what the hash had no room for), and with the netns label slot HS_NATIVE_BASE + that of
+ * the slot table's hash.
+ */
+#define HS_NATIVE_BASE CN_NR_SLOTS
+#define HS_NATIVE_STRIDE(slots) CPU_STRIDE(HS_NR_HISTS *(slots))
 /* Each CPU's slice of the by-CPU array tcp_connections (bpf/maps.bpf.h). */
 #define CN_STRIDE CPU_STRIDE(CN_NR_SLOTS)
 

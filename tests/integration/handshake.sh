@@ -25,7 +25,7 @@
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
-for tool in nft nstat curl iptables ip6tables /usr/bin/python3; do
+for tool in nft nstat curl iptables ip6tables bpftool jq /usr/bin/python3; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool"
 done
 CONN=tests/tools/tcpconn.py
@@ -120,7 +120,7 @@ config() { # config NAME LINE...: an INI file in $TMP, prints its path
 }
 start_exporter --config "$(config netns 'labels = family,direction,outcome,netns')" ||
 	{ not_ok "exporter with the netns label starts"; finish; }
-URL=$EXPORTER_URL LOG=$EXPORTER_LOG
+URL=$EXPORTER_URL LOG=$EXPORTER_LOG PID_NETNS=$EXPORTER_PID
 start_exporter || { not_ok "exporter with default labels starts"; finish; }
 URL_DEFAULT=$EXPORTER_URL
 check "count_handshake_netns attached (handshake timing is on by default)" \
@@ -240,6 +240,28 @@ delay() {
 delay delay40 "$P_D1" 40 0.0625 0.25
 delay delay5 "$P_D2" 5 0.007812 0.03125
 
+# Native buckets (text shows the classic ones): with the netns label they are entries of the
+# slot table's hash past its array's slots (HS_NATIVE_BASE, bpf/connections.h: 301), one per
+# bucket used; per namespace they must count every handshake the histograms count.
+check "native buckets of schema 3 (the default)" \
+	grep -q "handshake native buckets of schema 3" "$LOG"
+hash_id=$(for f in /proc/"$PID_NETNS"/fdinfo/*; do awk '/^map_id:/ { print $2 }' "$f"; done |
+	sort -u | while read -r id; do
+		bpftool map show id "$id" -j 2>/dev/null |
+			jq -r 'select(.type == "percpu_hash" and (.name | startswith("tcp_connection"))) | .id'
+	done)
+if [ -n "$hash_id" ]; then
+	bpftool map dump id "$hash_id" -j >"$TMP/hash.json"
+	for ns in C S; do
+		ino=INO_$ns
+		native=$(jq --argjson ns "${!ino}" '[.[] | .formatted | select(.key.netns == $ns and .key.slot >= 301) |
+			.values[].value] | add // 0' "$TMP/hash.json")
+		count=$(fsum "$TMP/delay5.after.prom" "^${H}_count[{].*,netns=\"${!ino}\"[}]")
+		check_eq "$ns: native buckets count every timed handshake" "$count" "$native"
+	done
+else
+	not_ok "the netns exporter's slot table hash found (bpftool, jq)"
+fi
 promtool_ok "promtool check metrics (netns label)" "$TMP/delay5.after.prom"
 # Default labels: the four IPv4/IPv6 histograms and untimed counts, and every handshake of the
 # phases above in them (other tests' connections may add more).
