@@ -361,7 +361,8 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 	bool netns = cn->cfg.series.label_mask & CN_LABEL_NETNS;
 	size_t nh = 0, group = 0;
 	uint32_t ns = cn->native_slots;
-	int err = hists_room(cn, n + 2 * HS_NR_HISTS);
+	/* A histogram a row, the IPv4 and IPv6 ones, the native array's overflow ones. */
+	int err = hists_room(cn, n + (size_t)HS_NR_HISTS + (size_t)HS_NR_HISTS);
 
 	if (err)
 		return err;
