@@ -76,26 +76,35 @@ static __always_inline struct hs_set *hs_set_of(const struct sock *sk)
 	return bpf_map_lookup_elem(&tcp_handshake_start, &set);
 }
 
-/* Keep now as sk's start: in a free way, its own, or the oldest. */
+_Static_assert((HS_WAYS & (HS_WAYS - 1)) == 0, "HS_WAYS: a power of two");
+
+/* Keep now as sk's start: in its own way (left by a missed event), a free one, or the oldest. */
 static __always_inline void hs_start(const struct sock *sk)
 {
 	struct hs_set *s = hs_set_of(sk);
 	__u64 key = (__u64)sk, now = bpf_ktime_get_ns(), oldest = ~0ull;
-	__u32 way = 0;
+	__u32 way = HS_WAYS, w;
 
 	if (!s)
 		return;
 #pragma unroll
-	for (__u32 w = 0; w < HS_WAYS; w++) {
-		if (s->sk[w] == key || !s->sk[w]) {
+	for (w = 0; w < HS_WAYS; w++)
+		if (way == HS_WAYS && s->sk[w] == key)
 			way = w;
-			break;
-		}
-		if (s->start[w] < oldest) {
-			oldest = s->start[w];
+#pragma unroll
+	for (w = 0; w < HS_WAYS; w++)
+		if (way == HS_WAYS && !s->sk[w])
 			way = w;
+	if (way == HS_WAYS) {
+#pragma unroll
+		for (w = 0; w < HS_WAYS; w++) {
+			if (s->start[w] < oldest) {
+				oldest = s->start[w];
+				way = w;
+			}
 		}
 	}
+	way &= HS_WAYS - 1;
 	s->start[way] = now;
 	s->sk[way] = key;
 }

@@ -254,8 +254,9 @@ if [ -n "$hash_id" ]; then
 	bpftool map dump id "$hash_id" -j >"$TMP/hash.json"
 	for ns in C S; do
 		ino=INO_$ns
-		native=$(jq --argjson ns "${!ino}" '[.[] | .formatted | select(.key.netns == $ns and .key.slot >= 301) |
-			.values[].value] | add // 0' "$TMP/hash.json")
+		native=$(jq --argjson ns "${!ino}" '[.[] | .formatted |
+			select(.key.netns == $ns and .key.slot >= 301) | .values[].value] | add // 0' \
+			"$TMP/hash.json")
 		count=$(fsum "$TMP/delay5.after.prom" "^${H}_count[{].*,netns=\"${!ino}\"[}]")
 		check_eq "$ns: native buckets count every timed handshake" "$count" "$native"
 	done
