@@ -137,6 +137,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 
 # The test tools drive the tests and are not under test: never built with ThreadSanitizer
 # (fake_apiserver _exits with its watch threads running, on purpose).
+# tests/tools/nfqdelay.c: libnetfilter-queue (scripts/deps.sh, test packages).
+$(BUILD)/tests/nfqdelay: LDLIBS += -lnetfilter_queue
 # native_check compares the kernel's bucket search with the exporter's reference; it and
 # rtt_native link exporter objects, so they build with the same sanitizer flags.
 $(BUILD)/tests/native_check: tests/tools/native_check.c $(BUILD)/native_slot.skel.h \

@@ -16,7 +16,7 @@ libseccomp-dev uthash-dev libprotobuf-c-dev protobuf-c-compiler"
 TEST_PKGS="iproute2 nftables prometheus curl procps chromium cppcheck clang-tidy libclang-rt-14-dev \
 jq libyaml-libyaml-perl strace systemd openssl whois python3-prometheus-client \
 podman buildah runc mmdebstrap uidmap fuse-overlayfs slirp4netns containernetworking-plugins \
-libcap2-bin catatonit"
+libcap2-bin catatonit libnetfilter-queue-dev"
 BENCH_PKGS="bpftrace prometheus-node-exporter wrk"
 # tests/kernels: the guests run the host's own tools over 9p; kernels are never installed here
 # (the harness fetches them with apt-get download into build/kernels/).

@@ -207,6 +207,7 @@ int slot_table_init(struct slot_table *t, int array_fd, uint32_t slots, uint32_t
 
 	memset(t, 0, sizeof(*t));
 	t->slots = slots;
+	t->hash_slots = slots;
 	t->labelled = labelled;
 	t->series = series;
 	err = cpu_array_reader_init(&t->array, array_fd, slots, stride);
@@ -233,7 +234,7 @@ static int cmp_slot_row(const void *a, const void *b, void *table)
 static void add_row(struct slot_table *t, size_t *n, uint32_t slot, uint32_t netns, bool overflow,
 		    uint64_t value)
 {
-	if (slot < t->slots && t->series(slot) != SLOT_NONE)
+	if (slot < t->hash_slots && t->series(slot) != SLOT_NONE)
 		t->rows[(*n)++] = (struct slot_row){ slot, netns, overflow, value };
 }
 
@@ -272,6 +273,7 @@ int slot_table_read(struct slot_table *t, const uint32_t *always, size_t n_alway
 		else
 			t->rows[out++] = t->rows[i];
 	}
+	t->n_rows = out;
 	return (int)out;
 }
 

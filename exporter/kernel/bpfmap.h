@@ -60,10 +60,13 @@ typedef uint32_t (*slot_series_fn)(uint32_t slot);
 struct slot_table {
 	struct percpu_reader array, hash;
 	uint32_t slots;
+	uint32_t
+		hash_slots; /* slots the hash may hold, slots or more (only there); set after init */
 	bool labelled;
 	slot_series_fn series;
 	bool logged_overflow; /* its collector said the hash is full */
 	struct slot_row *rows;
+	size_t n_rows; /* of the last read */
 	size_t cap;
 };
 

@@ -95,10 +95,11 @@ for url in "$URL_NETNS" "$URL_DEFAULT" "$URL_SMALL"; do
 	check "connections collector attached ($url)" \
 		grep -q '^netstack_collector_up{collector="connections"} 1$' <(curl -sf "$url/metrics")
 done
-check "default labels: count_connection attached" \
-	grep -q "attached count_connection to tp_btf/inet_sock_set_state" "$LOG_DEFAULT"
-check "netns label: count_connection_netns attached" \
-	grep -q "attached count_connection_netns to tp_btf/inet_sock_set_state" "$LOG_NETNS"
+# Handshake timing is on by default: the programs with it (tests/integration/handshake.sh).
+check "default labels: count_handshake attached" \
+	grep -q "attached count_handshake to tp_btf/inet_sock_set_state" "$LOG_DEFAULT"
+check "netns label: count_handshake_netns attached" \
+	grep -q "attached count_handshake_netns to tp_btf/inet_sock_set_state" "$LOG_NETNS"
 
 COUNTERS="TcpActiveOpens TcpPassiveOpens TcpAttemptFails TcpEstabResets"
 # snapshot NAME: the namespaces' counters (absolute, history file untouched) and every
