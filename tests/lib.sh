@@ -415,3 +415,5 @@ EOC
 prom_get() { curl -s -m 5 -G "$PROM_URL$1" "${@:2}"; }
 # prom_query PROMQL: the JSON answer of an instant query.
 prom_query() { prom_get /api/v1/query --data-urlencode "query=$1"; }
+# jqe FILTER [ARGS...]: jq -e without its output (for check).
+jqe() { jq -e "$@" >/dev/null; }

@@ -42,7 +42,6 @@ yaml2json() {
 		my @d = grep { defined } YAML::XS::Load(<STDIN>);
 		print JSON::PP->new->canonical->encode(@d == 1 ? $d[0] : \@d), "\n"'
 }
-jqe() { jq -e "$@" >/dev/null; }
 
 # ---- what each expression must return --------------------------------------------------------
 RETRANS='netstack_collector_up{collector="retrans"} == 1'

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The RTT histogram as Prometheus sees it, native and classic. Two real Prometheus servers
+# (Debian's 2.42) scrape one exporter every second: one with --enable-feature=native-histograms,
+# which asks for the protobuf exposition and stores the native buckets, one without, which reads
+# text and stores the classic ones.
+#
+# The round trip is imposed: two pairs of network namespaces, each a client and an echo server
+# on a veth, with tests/tools/nfqdelay holding every packet of the flow for a fixed time in each
+# direction (NFQUEUE: this host has no netem): a round trip of 62.6 ms in one pair, 250.4 ms in
+# the other, each just above the lower edge of a schema 3 bucket (2^-4 s and 2^-2 s), so that
+# the milliseconds the delay tool and a busy machine add stay in that bucket (5.7 and 22.6 ms
+# wide).
+# The client sends a request, waits for the echo and goes on, so its RTT samples are the
+# round trip the delays make, and the netns label keeps each pair's samples apart.
+#   1. The native Prometheus was served protobuf and holds a native histogram;
+#   2. histogram_quantile(0.5) and (0.99) of rate(netstack_tcp_rtt_seconds[20s]) lie within
+#      one native bucket width (schema 3: 9%) of the imposed round trip, for both delays;
+#   3. the classic Prometheus still answers over the classic buckets: its median lies in the
+#      classic bucket that holds the imposed round trip, or the one above it.
+# schedule: parallel once
+# why: Prometheus and PromQL; the code it drives is ASan-checked elsewhere
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+require_root_bpf
+command -v prometheus >/dev/null || skip_all "needs prometheus (Debian package prometheus)"
+NFQDELAY=$BUILD/tests/nfqdelay
+[ -x "$NFQDELAY" ] || skip_all "needs $NFQDELAY (make tools)"
+
+# pair N DELAY_MS: client namespace C$N and server S$N on a veth (10.98.N.1 and .2), the port
+# 6000 flow held DELAY_MS in each direction by an nfqdelay in each namespace; sets NETNS_N.
+pair() {
+	local n=$1 ms=$2 ns
+	local c=nsnat-c$n-$$ s=nsnat-s$n-$$
+	netns_add "$c" && netns_add "$s" || return 1
+	ip link add "nc$n$$" netns "$c" type veth peer name "ns$n$$" netns "$s" || return 1
+	ip -n "$c" addr add "10.98.$n.1/24" dev "nc$n$$" && ip -n "$c" link set "nc$n$$" up
+	ip -n "$s" addr add "10.98.$n.2/24" dev "ns$n$$" && ip -n "$s" link set "ns$n$$" up
+	ip netns exec "$c" iptables -A OUTPUT -p tcp --dport 6000 -j NFQUEUE --queue-num "$n" ||
+		return 1
+	ip netns exec "$s" iptables -A OUTPUT -p tcp --sport 6000 -j NFQUEUE --queue-num "$n" ||
+		return 1
+	for ns in "$c" "$s"; do
+		ip netns exec "$ns" chrt -f 10 "$NFQDELAY" "$n" "$ms" >"$TMP/nfq.$ns" 2>&1 &
+		on_exit "kill $!; wait $!"
+		wait_grep "$TMP/nfq.$ns" '^ready$' || return 1
+	done
+	ip netns exec "$s" chrt -f 10 python3 -c "$ECHO" server "10.98.$n.2" >"$TMP/echo.$s" 2>&1 &
+	on_exit "kill $!"
+	wait_grep "$TMP/echo.$s" '^listening$' || return 1
+	ip netns exec "$c" python3 -c "$ECHO" client "10.98.$n.2" >"$TMP/echo.$c" 2>&1 &
+	on_exit "kill $!"
+	printf -v "NETNS_$n" %s "$(netns_inode "$c")"
+}
+# Request and echo, 64 bytes each, one at a time, without Nagle: each request's ACK comes back
+# with its echo, one round trip later. The delay tool and the echo server run as real-time
+# processes: on a machine busy with other tests, a late wake-up of either adds to the round
+# trip.
+ECHO='
+import socket, sys, time
+role, addr = sys.argv[1], sys.argv[2]
+if role == "server":
+    ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, 6000)); ls.listen(); print("listening", flush=True)
+    c, _ = ls.accept(); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while (d := c.recv(64)):
+        c.sendall(d)
+else:
+    c = socket.create_connection((addr, 6000)); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while True:
+        c.sendall(b"x" * 64); n = 0
+        while n < 64:
+            n += len(c.recv(64 - n))
+        time.sleep(0.005)
+'
+
+printf '[collector.rtt]\nlabels = family,netns\n' >"$TMP/exporter.ini"
+start_exporter --config "$TMP/exporter.ini" || {
+	not_ok "exporter starts"
+	finish
+}
+TARGET=${EXPORTER_URL#http://}
+if ! pair 1 31.3 || ! pair 2 125.2; then
+	skip_all "namespaces, NFQUEUE rules and nfqdelay set up"
+fi
+
+prom_start native "$TARGET" --enable-feature=native-histograms || {
+	not_ok "native Prometheus scrapes the exporter" "$(tail -n 20 "$PROM_LOG")"
+	finish
+}
+NATIVE=$PROM_URL
+prom_start classic "$TARGET" || {
+	not_ok "classic Prometheus scrapes the exporter" "$(tail -n 20 "$PROM_LOG")"
+	finish
+}
+CLASSIC=$PROM_URL
+
+# at URL PROMQL: the first value of an instant query's answer from the Prometheus at URL.
+at() { PROM_URL=$1 prom_query "$2" | jq -r '.data.result[0].value[1] // empty'; }
+# ge_query URL PROMQL N: that value is at least N.
+# shellcheck disable=SC2317 # called through wait_until and check
+ge_query() { awk -v v="$(at "$1" "$2")" -v n="$3" 'BEGIN { exit !(v != "" && v >= n) }'; }
+
+# A full window of samples from both pairs in both servers (the slower pair makes ~4 a second).
+W=20s
+for n in 1 2; do
+	ns=NETNS_$n
+	wait_until 60 ge_query "$CLASSIC" \
+		"count_over_time(netstack_tcp_rtt_seconds_count{netns=\"${!ns}\"}[$W])" 18
+	check "classic Prometheus: $W of samples of pair $n" ge_query "$CLASSIC" \
+		"increase(netstack_tcp_rtt_seconds_count{netns=\"${!ns}\"}[$W])" 50
+	check "native Prometheus: $W of samples of pair $n" ge_query "$NATIVE" \
+		"histogram_count(increase(netstack_tcp_rtt_seconds{netns=\"${!ns}\"}[$W]))" 50
+done
+
+# 1. The native histogram is there, and the classic buckets are not stored beside it.
+check "native Prometheus stores netstack_tcp_rtt_seconds as a native histogram" jqe \
+	'.data.result[0].histogram[1].buckets | length > 0' \
+	<<<"$(PROM_URL=$NATIVE prom_query "netstack_tcp_rtt_seconds{netns=\"$NETNS_1\"}")"
+check "native Prometheus has no classic _bucket series" jqe '.data.result == []' \
+	<<<"$(PROM_URL=$NATIVE prom_query 'netstack_tcp_rtt_seconds_bucket')"
+
+for n in 1 2; do
+	ns=NETNS_$n edge=$((n == 1 ? -32 : -16))
+	rtt=$(awk -v e="$edge" 'BEGIN { printf "%.6f", 2^(e/8) * 1.0016 }')
+	# 2. The bucket (2^(e/8), 2^((e+1)/8)] holds the imposed round trip: within its width.
+	width=$(awk -v e="$edge" 'BEGIN { printf "%.6f", 2^((e+1)/8) - 2^(e/8) }')
+	for qq in 0.5 0.99; do
+		got=$(at "$NATIVE" \
+			"histogram_quantile($qq, sum(rate(netstack_tcp_rtt_seconds{netns=\"${!ns}\"}[$W])))")
+		check "native q$qq of a ${rtt} s round trip within a bucket width ($width): $got" \
+			awk -v g="$got" -v w="$rtt" -v t="$width" \
+			'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= t) }'
+	done
+	# 3. Classic log2 buckets of microseconds: the median in the one holding the round trip, or
+	# the next (the delay is a lower bound).
+	got=$(at "$CLASSIC" \
+		"histogram_quantile(0.5, sum by (le) (rate(netstack_tcp_rtt_seconds_bucket{netns=\"${!ns}\"}[$W])))")
+	check "classic median of a ${rtt} s round trip in its log2 bucket or the next: $got" \
+		awk -v g="$got" -v r="$rtt" 'BEGIN { lo = 1e-6; while (lo * 2 < r) lo *= 2;
+			exit !(g != "" && g > lo && g <= 4 * lo) }'
+done
+check "exporter still running" kill -0 "$EXPORTER_PID"
+finish
