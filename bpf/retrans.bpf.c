@@ -28,6 +28,16 @@
 #define TCPHDR_SYN 0x02
 #define ICSK_TIME_LOSS_PROBE 5
 
+#ifndef RETRANS_NO_KFUNC
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* The socket as the tcp_sock it is: a cast the verifier removes (Linux 6.2+). */
+#define tcp_sock_of(sk)                                                                            \
+	((struct tcp_sock *)bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock)))
+#else
+/* Before 6.2 (bpf/retrans_nokfunc.bpf.c): a helper call, which checks what the cast assumes. */
+#define tcp_sock_of(sk) bpf_skc_to_tcp_sock((void *)(sk))
+#endif
+
 /*
  * Default labels: every slot of retrans.h, a plain index into this CPU's slice of a by-CPU
  * array (maps.bpf.h), so the hot path is an inlined lookup into the kernel's direct map.
@@ -99,7 +109,7 @@ static __always_inline __u32 retransmit_cause(const struct sock *sk, const struc
 	if (cb->tcp_flags & TCPHDR_SYN)
 		return RT_CAUSE_SYN;
 	/* The tracepoint's socket is a full TCP socket: this cast does not fail. */
-	tp = bpf_skc_to_tcp_sock((void *)sk);
+	tp = tcp_sock_of(sk);
 	if (!tp)
 		return RT_CAUSE_FAST;
 	if (BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state) == TCP_CA_Loss)

@@ -15,6 +15,7 @@
 #include "retrans.h"
 #include "sampling/events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
+#include "retrans_nokfunc.skel.h"
 
 #define DEFAULT_MAX_SERIES 4096
 
@@ -113,6 +114,40 @@ static void retrans_reset(void *opts)
 	((struct retrans_opts *)opts)->series.label_mask = RT_LABEL_CAUSE;
 }
 
+/* One skeleton serves both objects: they are built from one source (bpf/retrans_nokfunc.bpf.c). */
+_Static_assert(offsetof(struct retrans_bpf__rodata, sample_cfg) ==
+		       offsetof(struct retrans_nokfunc_bpf__rodata, sample_cfg),
+	       "retrans objects differ in sample_cfg");
+_Static_assert(sizeof(struct retrans_bpf__rodata) == sizeof(struct retrans_nokfunc_bpf__rodata),
+	       "retrans objects differ in read-only data");
+
+/*
+ * The skeleton, opened on retrans.bpf.o (whose cause reads the socket through the
+ * bpf_rdonly_cast kfunc) or on retrans_nokfunc.bpf.o (a helper call instead): libbpf 1.1 fails
+ * an object naming a kfunc the kernel lacks unless it may list module BTFs (drops.c).
+ */
+static struct retrans_bpf *retrans_open(bool kfunc)
+{
+	struct retrans_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = retrans_bpf__create_skeleton(s);
+	if (!err && !kfunc)
+		s->skeleton->data = retrans_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	if (err) {
+		retrans_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
 static int probe_kernel(const struct kernel *k, bool *err_arg, bool *synack)
 {
 	const struct kernel_features *f = &k->features;
@@ -182,7 +217,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	if (k->states_err)
 		log_warn("retrans: no TCP state names in kernel BTF (%s): states are numbers",
 			 strerror(-k->states_err));
-	rt->skel = retrans_bpf__open();
+	rt->skel = retrans_open(k->features.rdonly_cast);
 	if (!rt->skel) {
 		err = -errno;
 		log_error("retrans: cannot open BPF object: %s", strerror(-err));
