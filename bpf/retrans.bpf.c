@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Count TCP retransmissions by family, kind and TCP state, the segments they carry and the
- * attempts that failed, in per-CPU maps. No per-event output: the exporter reads the maps when
- * it is scraped.
+ * Count TCP retransmissions by family, kind, cause and TCP state, the segments they carry and
+ * the attempts that failed, in per-CPU maps. No per-event output: the exporter reads the maps
+ * when it is scraped.
  *
- * Each program comes in two variants, without and with the netns label, and user space loads
- * one: the label choice is a compile-time constant, so the default path reads no configuration
- * (a read-only data load is still a cache line to fetch on every retransmission).
+ * Each program comes in variants, with and without the cause and netns labels, and user space
+ * loads one: the label choice is a compile-time constant, so the default path reads no
+ * configuration (a read-only data load is still a cache line to fetch on every retransmission).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "retrans.h"
 #include "maps.bpf.h"
 #include "sample.bpf.h"
@@ -23,6 +24,19 @@
 #define EBUSY 16
 #define EINVAL 22
 #define EHOSTUNREACH 113
+/* Macros of include/net/tcp.h and inet_connection_sock.h, so not in BTF (same in 6.1 to 6.18). */
+#define TCPHDR_SYN 0x02
+#define ICSK_TIME_LOSS_PROBE 5
+
+#ifndef RETRANS_NO_KFUNC
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* The socket as the tcp_sock it is: a cast the verifier removes (Linux 6.2+). */
+#define tcp_sock_of(sk)                                                                            \
+	((struct tcp_sock *)bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock)))
+#else
+/* Before 6.2 (bpf/retrans_nokfunc.bpf.c): a helper call, which checks what the cast assumes. */
+#define tcp_sock_of(sk) bpf_skc_to_tcp_sock((void *)(sk))
+#endif
 
 /*
  * Default labels: every slot of retrans.h, a plain index into this CPU's slice of a by-CPU
@@ -74,9 +88,41 @@ static __always_inline bool add(const struct sock *sk, __u64 *slice, __u32 slot,
 			netns);
 }
 
-static __always_inline void record_retransmit(const struct sock *sk, const struct sk_buff *skb,
-					      int err, const bool netns)
+/*
+ * Why the kernel retransmits skb, from its own state at the tracepoint (docs/collectors/retrans.md
+ * derives each case from the kernel source, Linux 6.1 to 6.18):
+ * - syn: a SYN, what __tcp_retransmit_skb() counts in TCPSynRetrans;
+ * - timeout: the socket in loss state (TCP_CA_Loss), which the retransmission timer enters
+ *   before it resends the head, and in which the resends that follow it count in
+ *   TCPSlowStartRetrans;
+ * - tail_loss_probe: the loss probe timer is running (tcp_write_timer_handler() leaves
+ *   icsk_pending at ICSK_TIME_LOSS_PROBE while tcp_send_loss_probe() resends the last segment)
+ *   and the segment is not marked lost: an ACK that starts recovery while the probe timer is
+ *   armed resends segments marked lost (tcp_xmit_retransmit_queue() resends nothing else);
+ * - fast: any other, i.e. tcp_xmit_retransmit_queue() outside loss state, which the kernel
+ *   counts in TCPFastRetrans.
+ */
+static __always_inline __u32 retransmit_cause(const struct sock *sk, const struct tcp_skb_cb *cb)
 {
+	struct tcp_sock *tp;
+
+	if (cb->tcp_flags & TCPHDR_SYN)
+		return RT_CAUSE_SYN;
+	/* The tracepoint's socket is a full TCP socket: this cast does not fail. */
+	tp = tcp_sock_of(sk);
+	if (!tp)
+		return RT_CAUSE_FAST;
+	if (BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state) == TCP_CA_Loss)
+		return RT_CAUSE_TIMEOUT;
+	if (tp->inet_conn.icsk_pending == ICSK_TIME_LOSS_PROBE && !(cb->sacked & TCPCB_LOST))
+		return RT_CAUSE_TAIL_LOSS_PROBE;
+	return RT_CAUSE_FAST;
+}
+
+static __always_inline void record_retransmit(const struct sock *sk, const struct sk_buff *skb,
+					      int err, const bool cause, const bool netns)
+{
+	const struct tcp_skb_cb *cb = (const struct tcp_skb_cb *)skb->cb;
 	__u8 family = sk_family(sk);
 	__u64 *slice = cpu_slice_of(&tcp_retransmits);
 	__u32 slot;
@@ -95,10 +141,11 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 		    err == -EHOSTUNREACH)
 			goto out;
 	}
-	slot = RT_PACKETS(RT_KIND_RETRANSMIT, family, clamp_state(sk->__sk_common.skc_state));
+	slot = RT_PACKETS(cause ? retransmit_cause(sk, cb) : 0, family,
+			  clamp_state(sk->__sk_common.skc_state));
 	ok &= add(sk, slice, slot, 1, netns);
 	/* tcp_skb_pcount(): the segments TcpRetransSegs was increased by. */
-	ok &= add(sk, slice, slot + 1, ((const struct tcp_skb_cb *)skb->cb)->tcp_gso_segs, netns);
+	ok &= add(sk, slice, slot + 1, cb->tcp_gso_segs, netns);
 out:
 	if (!ok)
 		slice_add(slice, RT_OVERFLOW, 1, RT_STRIDE);
@@ -119,42 +166,36 @@ static __always_inline void record_synack(const struct sock *sk, const struct re
 	if (state == TCP_LISTEN)
 		state = req->__req_common.skc_state;
 	sample_retrans(sk, &req->__req_common, RT_KIND_SYNACK);
-	slot = RT_PACKETS(RT_KIND_SYNACK, family, clamp_state(state));
+	slot = RT_PACKETS(RT_ROW_SYNACK, family, clamp_state(state));
 	ok &= add(sk, slice, slot, 1, netns);
 	ok &= add(sk, slice, slot + 1, 1, netns);
 	if (!ok)
 		slice_add(slice, RT_OVERFLOW, 1, RT_STRIDE);
 }
 
-/* Linux 6.17+: every attempt, with its result. */
-SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(count_retransmit, const struct sock *sk, const struct sk_buff *skb, int err)
-{
-	record_retransmit(sk, skb, err, false);
-	return 0;
-}
+/*
+ * The variants: with the cause label (the default) or without, with the netns label or without,
+ * for the tracepoint with err (Linux 6.17+: every attempt, with its result) or without (before
+ * 6.17, where it fires for successful retransmissions only).
+ */
+#define RETRANSMIT_PROGS(name, noerr_name, cause, netns)                                           \
+	SEC("tp_btf/tcp_retransmit_skb")                                                           \
+	int BPF_PROG(name, const struct sock *sk, const struct sk_buff *skb, int err)              \
+	{                                                                                          \
+		record_retransmit(sk, skb, err, cause, netns);                                     \
+		return 0;                                                                          \
+	}                                                                                          \
+	SEC("tp_btf/tcp_retransmit_skb")                                                           \
+	int BPF_PROG(noerr_name, const struct sock *sk, const struct sk_buff *skb)                 \
+	{                                                                                          \
+		record_retransmit(sk, skb, 0, cause, netns);                                       \
+		return 0;                                                                          \
+	}
 
-SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(count_retransmit_netns, const struct sock *sk, const struct sk_buff *skb, int err)
-{
-	record_retransmit(sk, skb, err, true);
-	return 0;
-}
-
-/* Before 6.17 the tracepoint has no err and fires for successful retransmissions only. */
-SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(count_retransmit_noerr, const struct sock *sk, const struct sk_buff *skb)
-{
-	record_retransmit(sk, skb, 0, false);
-	return 0;
-}
-
-SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(count_retransmit_noerr_netns, const struct sock *sk, const struct sk_buff *skb)
-{
-	record_retransmit(sk, skb, 0, true);
-	return 0;
-}
+RETRANSMIT_PROGS(count_retransmit, count_retransmit_noerr, true, false)
+RETRANSMIT_PROGS(count_retransmit_netns, count_retransmit_noerr_netns, true, true)
+RETRANSMIT_PROGS(count_retransmit_nocause, count_retransmit_noerr_nocause, false, false)
+RETRANSMIT_PROGS(count_retransmit_nocause_netns, count_retransmit_noerr_nocause_netns, false, true)
 
 SEC("tp_btf/tcp_retransmit_synack")
 int BPF_PROG(count_synack, const struct sock *sk, const struct request_sock *req)

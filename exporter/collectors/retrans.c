@@ -15,14 +15,18 @@
 #include "retrans.h"
 #include "sampling/events.h" /* before the skeleton: struct sample_config */
 #include "retrans.skel.h"
+#include "retrans_nokfunc.skel.h"
 
 #define DEFAULT_MAX_SERIES 4096
 
 static const char *const family_names[RT_NR_FAMILIES] = { "ipv4", "ipv6", "other" };
 static const char *const kind_names[RT_NR_KINDS] = { "retransmit", "synack" };
+static const char *const cause_names[RT_NR_CAUSES] = { "timeout", "fast", "tail_loss_probe",
+						       "syn" };
 
 static const char *const required_labels[] = { "family", "kind", "state", NULL };
 static const struct label_option optional_labels[] = {
+	{ "cause", RT_LABEL_CAUSE },
 	{ "netns", RT_LABEL_NETNS },
 };
 
@@ -34,27 +38,64 @@ _Static_assert(sizeof(struct retrans_opts) <= COLLECTOR_OPTS_SIZE, "retrans opti
 /* The families, in the order they are rendered. */
 enum metric { M_PACKETS, M_SEGMENTS, M_FAILURES };
 
-/* A slot's series: the metric, then packets by slot, segments and failures by family. */
-static uint32_t slot_series(uint32_t slot)
+/* A pair's row (kind and cause) and family. */
+static uint32_t slot_row(uint32_t slot)
 {
-	uint32_t pair = (slot - RT_PAIR_BASE) / 2;
+	return (slot - RT_PAIR_BASE) / 2 / RT_NR_STATES / RT_NR_FAMILIES;
+}
 
+static uint32_t slot_family(uint32_t slot)
+{
+	return (slot - RT_PAIR_BASE) / 2 / RT_NR_STATES % RT_NR_FAMILIES;
+}
+
+/* A row's cause: its own for kind retransmit, syn for kind synack. */
+static uint32_t row_cause(uint32_t row)
+{
+	return row < RT_NR_CAUSES ? row : RT_CAUSE_SYN;
+}
+
+/* A slot's series: the metric, then packets by slot, failures by family, segments by family. */
+static uint32_t slot_series_plain(uint32_t slot)
+{
 	if (slot < RT_OVERFLOW)
 		return M_FAILURES << 16 | slot;
 	if (slot == RT_OVERFLOW)
 		return SLOT_NONE;
 	if ((slot - RT_PAIR_BASE) % 2)
-		return M_SEGMENTS << 16 | pair / RT_NR_STATES % RT_NR_FAMILIES;
+		return M_SEGMENTS << 16 | slot_family(slot);
 	return M_PACKETS << 16 | slot;
 }
 
-/* Without optional labels, IPv4 and IPv6 segments and failures exist from the start. */
-static const uint32_t always[] = {
+/* With the cause label, segments by family and cause (a SYN-ACK's cause is syn). */
+static uint32_t slot_series_cause(uint32_t slot)
+{
+	if (slot > RT_OVERFLOW && (slot - RT_PAIR_BASE) % 2)
+		return M_SEGMENTS << 16 |
+		       (slot_family(slot) * RT_NR_CAUSES + row_cause(slot_row(slot)));
+	return slot_series_plain(slot);
+}
+
+/* Without the netns label, IPv4 and IPv6 segments and failures exist from the start. */
+static const uint32_t always_plain[] = {
 	RT_SEGMENTS(0, RT_IPV4, 0),
 	RT_SEGMENTS(0, RT_IPV6, 0),
 	RT_FAILURES(RT_IPV4),
 	RT_FAILURES(RT_IPV6),
 };
+
+/* With the cause label, the segments of each cause. */
+#define ALWAYS_CAUSES(family)                                                                      \
+	RT_SEGMENTS(RT_CAUSE_TIMEOUT, family, 0), RT_SEGMENTS(RT_CAUSE_FAST, family, 0),           \
+		RT_SEGMENTS(RT_CAUSE_TAIL_LOSS_PROBE, family, 0),                                  \
+		RT_SEGMENTS(RT_CAUSE_SYN, family, 0)
+static const uint32_t always_cause[] = {
+	ALWAYS_CAUSES(RT_IPV4),
+	ALWAYS_CAUSES(RT_IPV6),
+	RT_FAILURES(RT_IPV4),
+	RT_FAILURES(RT_IPV6),
+};
+_Static_assert(RT_NR_CAUSES == 4, "always_cause lists every cause");
 
 /* A running retrans collector. */
 struct retrans {
@@ -66,6 +107,46 @@ struct retrans {
 	bool have_err; /* the tracepoint reports failed attempts too (Linux 6.17+) */
 	bool logged_unknown;
 };
+
+/* cause is on by default: a labels list without it leaves the counts unsplit. */
+static void retrans_reset(void *opts)
+{
+	((struct retrans_opts *)opts)->series.label_mask = RT_LABEL_CAUSE;
+}
+
+/* One skeleton serves both objects: they are built from one source (bpf/retrans_nokfunc.bpf.c). */
+_Static_assert(offsetof(struct retrans_bpf__rodata, sample_cfg) ==
+		       offsetof(struct retrans_nokfunc_bpf__rodata, sample_cfg),
+	       "retrans objects differ in sample_cfg");
+_Static_assert(sizeof(struct retrans_bpf__rodata) == sizeof(struct retrans_nokfunc_bpf__rodata),
+	       "retrans objects differ in read-only data");
+
+/*
+ * The skeleton, opened on retrans.bpf.o (whose cause reads the socket through the
+ * bpf_rdonly_cast kfunc) or on retrans_nokfunc.bpf.o (a helper call instead): libbpf 1.1 fails
+ * an object naming a kfunc the kernel lacks unless it may list module BTFs (drops.c).
+ */
+static struct retrans_bpf *retrans_open(bool kfunc)
+{
+	struct retrans_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = retrans_bpf__create_skeleton(s);
+	if (!err && !kfunc)
+		s->skeleton->data = retrans_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	if (err) {
+		retrans_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
 
 static int probe_kernel(const struct kernel *k, bool *err_arg, bool *synack)
 {
@@ -95,11 +176,29 @@ static void retrans_stop(void *state)
 	free(rt);
 }
 
+/* The retransmit program for this kernel's tracepoint (err or not) and these labels. */
+static struct bpf_program *pick_retransmit(struct retrans_bpf *skel, bool have_err, bool cause,
+					   bool netns)
+{
+	struct bpf_program *const progs[2][2][2] = {
+		{ { skel->progs.count_retransmit_noerr_nocause,
+		    skel->progs.count_retransmit_noerr_nocause_netns },
+		  { skel->progs.count_retransmit_noerr,
+		    skel->progs.count_retransmit_noerr_netns } },
+		{ { skel->progs.count_retransmit_nocause,
+		    skel->progs.count_retransmit_nocause_netns },
+		  { skel->progs.count_retransmit, skel->progs.count_retransmit_netns } },
+	};
+
+	return progs[have_err][cause][netns];
+}
+
 static int retrans_start(const struct collector_env *env, const void *opts, void **state)
 {
 	const struct kernel *k = env->kernel;
 	const struct retrans_opts *o = opts;
 	bool netns = o->series.label_mask & RT_LABEL_NETNS, synack, have_err;
+	bool cause = o->series.label_mask & RT_LABEL_CAUSE;
 	uint32_t hash_size = netns ? o->series.max_series : 1;
 	struct bpf_program *retransmit, *synack_prog;
 	struct retrans *rt;
@@ -118,19 +217,14 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	if (k->states_err)
 		log_warn("retrans: no TCP state names in kernel BTF (%s): states are numbers",
 			 strerror(-k->states_err));
-	rt->skel = retrans_bpf__open();
+	rt->skel = retrans_open(k->features.rdonly_cast);
 	if (!rt->skel) {
 		err = -errno;
 		log_error("retrans: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
 	/* One program per hook: the one for this kernel's tracepoint and these labels. */
-	if (have_err)
-		retransmit = netns ? rt->skel->progs.count_retransmit_netns
-				   : rt->skel->progs.count_retransmit;
-	else
-		retransmit = netns ? rt->skel->progs.count_retransmit_noerr_netns
-				   : rt->skel->progs.count_retransmit_noerr;
+	retransmit = pick_retransmit(rt->skel, have_err, cause, netns);
 	synack_prog = netns ? rt->skel->progs.count_synack_netns : rt->skel->progs.count_synack;
 	bpf_autoload_only(rt->skel->obj,
 			  (struct bpf_program *[]){ retransmit, synack ? synack_prog : NULL }, 2);
@@ -148,7 +242,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 		goto cleanup;
 	err = slot_table_init(&rt->counts, bpf_map__fd(rt->skel->maps.tcp_retransmits), RT_NR_SLOTS,
 			      RT_STRIDE, bpf_map__fd(rt->skel->maps.tcp_retransmits_netns),
-			      hash_size, netns, slot_series);
+			      hash_size, netns, cause ? slot_series_cause : slot_series_plain);
 	if (err)
 		goto cleanup;
 	*state = rt;
@@ -165,9 +259,6 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	if (!synack)
 		log_warn("retrans: kernel has no tcp_retransmit_synack tracepoint: SYN-ACK "
 			 "retransmissions are not counted");
-	/* No tracepoint marks a tail loss probe; fentry would, but cannot be relied upon. */
-	log_info("retrans: kind tail_loss_probe unavailable (no kernel tracepoint for it): a probe "
-		 "that resends the last segment is counted as kind retransmit");
 	return 0;
 cleanup:
 	retrans_stop(rt);
@@ -177,26 +268,32 @@ cleanup:
 static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
 	struct retrans *rt = collector;
-	uint32_t pair = (r->slot - RT_PAIR_BASE) / 2, state = pair % RT_NR_STATES;
+	uint32_t state = (r->slot - RT_PAIR_BASE) / 2 % RT_NR_STATES;
+	bool cause = rt->cfg.series.label_mask & RT_LABEL_CAUSE;
 	char state_buf[16], netns_buf[21];
 	struct labels l = { 0 };
 
 	if (r->slot < RT_OVERFLOW) {
 		labels_add(&l, "family", family_names[r->slot]);
-	} else if (slot_series(r->slot) >> 16 == M_SEGMENTS) {
-		labels_add(&l, "family", family_names[pair / RT_NR_STATES % RT_NR_FAMILIES]);
+	} else if (rt->counts.series(r->slot) >> 16 == M_SEGMENTS) {
+		labels_add(&l, "family", family_names[slot_family(r->slot)]);
+		if (cause)
+			labels_add(&l, "cause", cause_names[row_cause(slot_row(r->slot))]);
 	} else {
 		const char *name = tcp_state_name(rt->states, state, state_buf, sizeof(state_buf));
+		/* Rows are below RT_NR_SLOTS (struct slot_table): the row is in range. */
+		uint32_t row = slot_row(r->slot);
 
 		if (name == state_buf)
 			log_once(rt->logged_unknown, LOG_WARN,
 				 "retrans: TCP state %u has no name in this kernel's BTF; it is "
 				 "rendered as its number",
 				 state);
-		labels_add(&l, "family", family_names[pair / RT_NR_STATES % RT_NR_FAMILIES]);
-		/* Rows are below RT_NR_SLOTS (struct slot_table): the kind is in range. */
+		labels_add(&l, "family", family_names[slot_family(r->slot)]);
 		labels_add(&l, "kind",
-			   kind_names[pair / RT_NR_STATES / RT_NR_FAMILIES % RT_NR_KINDS]);
+			   kind_names[row == RT_ROW_SYNACK ? RT_KIND_SYNACK : RT_KIND_RETRANSMIT]);
+		if (cause)
+			labels_add(&l, "cause", cause_names[row_cause(row)]);
 		labels_add(&l, "state", name);
 	}
 	if (rt->cfg.series.label_mask & RT_LABEL_NETNS)
@@ -206,11 +303,11 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 }
 
 static const struct slot_family families[] = {
-	[M_PACKETS] = { "netstack_tcp_retransmits_total",
-			"TCP retransmissions the kernel counted, one per packet, by kind and TCP "
-			"state." },
+	[M_PACKETS] = { "netstack_tcp_retransmits_total", "TCP retransmissions the kernel counted, "
+							  "one per packet, by kind, cause and "
+							  "TCP state." },
 	[M_SEGMENTS] = { "netstack_tcp_retransmitted_segments_total",
-			 "TCP segments retransmitted, as counted in TcpRetransSegs." },
+			 "TCP segments retransmitted, as counted in TcpRetransSegs, by cause." },
 	[M_FAILURES] = { "netstack_tcp_retransmit_failures_total",
 			 "TCP retransmission attempts that failed (tracepoint err != 0)." },
 };
@@ -226,9 +323,13 @@ static const struct slot_collector slots = {
 static int retrans_collect(void *state, struct expo *e)
 {
 	struct retrans *rt = state;
+	bool cause = rt->cfg.series.label_mask & RT_LABEL_CAUSE;
 
-	return slot_collect(&slots, rt->have_err ? 3 : 2, &rt->counts, always,
-			    sizeof(always) / sizeof(always[0]), state, e);
+	return slot_collect(&slots, rt->have_err ? 3 : 2, &rt->counts,
+			    cause ? always_cause : always_plain,
+			    cause ? sizeof(always_cause) / sizeof(always_cause[0])
+				  : sizeof(always_plain) / sizeof(always_plain[0]),
+			    state, e);
 }
 
 static struct bpf_object *retrans_object(void *state)
@@ -238,8 +339,8 @@ static struct bpf_object *retrans_object(void *state)
 
 const struct collector_ops retrans_collector = {
 	.name = "retrans",
-	.description = "TCP retransmissions by kind and TCP state, and retransmitted segments "
-		       "(tp_btf/tcp_retransmit_skb, tcp_retransmit_synack)",
+	.description = "TCP retransmissions by kind, cause and TCP state, and retransmitted "
+		       "segments (tp_btf/tcp_retransmit_skb, tcp_retransmit_synack)",
 	.default_enabled = true,
 	.sampled = EV_RETRANS,
 	.required_labels = required_labels,
@@ -247,6 +348,7 @@ const struct collector_ops retrans_collector = {
 	.n_optional = sizeof(optional_labels) / sizeof(optional_labels[0]),
 	.max_series = DEFAULT_MAX_SERIES,
 	.max_series_limit = 1u << 20,
+	.reset = retrans_reset,
 	.start = retrans_start,
 	.collect = retrans_collect,
 	.stop = retrans_stop,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Cost per event of the retransmit program (bpf/retrans.bpf.c, "count_retransmit"; with the
-# netns label "count_retransmit_netns"), measured by
+# netns label "count_retransmit_netns"; without the cause label, "count_retransmit_nocause", the
+# program of before the label, for what the label adds per event), measured by
 # the kernel (kernel.bpf_stats_enabled=1) during loss-heavy bulk TCP transfers, against an empty
 # tp_btf/tcp_retransmit_skb program (the floor: tests/bench/floor_retrans.bpf.c). Variants run
 # one at a time, in interleaved rounds, and each is the only program we attach to the hook.
@@ -35,8 +36,12 @@ bench_cleanup() {
 }
 
 bench_setup "$TCPBULK" "$BUILD/tests/bench_floor" -- nft nstat ip
-tracepoint_bench tcp_retransmit_skb retrans count_retransmit family,kind,state,netns \
+tracepoint_bench tcp_retransmit_skb retrans count_retransmit family,kind,cause,state,netns \
 	netstack_tcp_retransmits_total
+# The cause label's cost: the same labels but cause, in the same interleaved rounds.
+VARIANTS+=(nocause)
+TITLE[nocause]="default labels without cause" PROG[nocause]=count_retransmit_nocause
+only_collector retrans nocause=family,kind,state
 
 # C -> S over veth. Packets of at most 16 kB (gso_max_size) rather than 64 kB: more packets for
 # the same bytes, so more losses, so more retransmissions per second.
@@ -83,6 +88,9 @@ COUNTER=("$NS_C" TcpRetransSegs)
 figures() {
 	RATE=$(rate $((c1 - c0)))
 	EXTRA=$(quotient $((s1 - s0)) $((c1 - c0)))
+	# For the cause label's cost: "ROUND VARIANT NS SEGS/EVENT" of each run with events.
+	[ -z "$t0" ] || [ -z "$t1" ] || [ $((c1 - c0)) -le 0 ] ||
+		echo "$1 $v $(quotient $((t1 - t0)) $((c1 - c0))) $EXTRA" >>"$TMP/by_round"
 }
 
 plan_runs
@@ -106,5 +114,32 @@ if [ "$FOREIGN" -gt 0 ]; then
 	echo "left out: $FOREIGN run(s) with under 3/4 of the usual segs/event: retransmissions"
 	echo "outside this benchmark's namespaces ran the program too."
 fi
+
+# What the cause label adds per event: the median over rounds of the round's difference (with
+# minus without, runs of foreign events left out as above; the two run in the same round, so
+# what slows a round slows both), and the ratio of the medians.
+read -r with _ < <(median default 2)
+read -r without _ < <(median nocause 2)
+read -r added lo hi n < <(awk -v m="${SEGS_MEDIAN:-0}" '$4 >= 0.75 * m { ns[$1, $2] = $3 }
+	END { for (k in ns) { split(k, p, SUBSEP)
+		if (p[2] == "default" && ((p[1], "nocause") in ns))
+			print ns[k] - ns[p[1], "nocause"] } }' "$TMP/by_round" 2>/dev/null | spread)
+if [ -n "${with:-}" ] && [ -n "${without:-}" ] && [ -n "${added:-}" ]; then
+	result=$(awk -v d="$added" 'BEGIN { print d <= 10 ? "PASS" : "MISS" }')
+	printf 'cause label: %+.1f ns/event (median of %d rounds, %+.1f..%+.1f; medians %.1f and' \
+		"$added" "$n" "$lo" "$hi" "$with"
+	printf ' %.1f ns), target <= +10 ns: %s\n' "$without" "$result"
+	row "$SECTION" "cause label: default labels against the same without cause" \
+		"$(printf '%+.1f ns/event' "$added")" "${TITLE[nocause]}" \
+		"$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.2fx", a / b }')" "<=+10 ns" \
+		"$result" "$(printf 'median of the rounds'"'"' differences, %+.1f..%+.1f (%d); medians' \
+		"$lo" "$hi" "$n") $(printf '%.1f and %.1f ns' "$with" "$without")"
+else
+	echo "cause label: no figure (a variant has no valid measurement)"
+	row "$SECTION" "cause label: default labels against the same without cause" - - - \
+		"<=+10 ns" "" "no valid measurement"
+	status=1
+fi
+echo
 shared_note "traffic's retransmissions"
 exit $status

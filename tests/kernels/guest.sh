@@ -94,7 +94,17 @@ snmp() {
 		[ ${#h[@]} -eq 0 ] && { h=("${l[@]}"); continue; }
 		for i in "${!h[@]}"; do [ "${h[$i]}" = "$3" ] && echo "${l[$i]}"; done
 		return
-	done <"/proc/${NSPID[$1]}/net/snmp"
+	done <"/proc/${NSPID[$1]}/net/${4:-snmp}"
+}
+# cause_counters: TCPFastRetrans, TCPSlowStartRetrans + TCPTimeouts, over C and S (the
+# relations of docs/collectors/retrans.md, "Causes and the kernel's counters").
+cause_counters() {
+	local n f=0 t=0
+	for n in C S; do
+		f=$((f + $(snmp $n TcpExt TCPFastRetrans netstat)))
+		t=$((t + $(snmp $n TcpExt TCPSlowStartRetrans netstat) + $(snmp $n TcpExt TCPTimeouts netstat)))
+	done
+	echo "$f $t"
 }
 # shellcheck source=tests/kernels/http_get.sh
 . "$WT/tests/kernels/http_get.sh"
@@ -230,7 +240,7 @@ sed 's|^cgroup = /host/sys/fs/cgroup$|cgroup = /sys/fs/cgroup|' \
 	"$WT/deploy/kubernetes/base/netstack_exporter.ini" >/tmp/pod.ini
 
 run_profile() {
-	local strict_pid='' c up want s0 s1 np nft seg rtt tries t0
+	local strict_pid='' c up want s0 s1 np nft seg rtt tries t0 kf kt k0 k1 sf st
 	t0=$(uptime_s)
 	echo "# $P $PROFILE: start at uptime $t0"
 	if all_up; then
@@ -341,20 +351,32 @@ run_profile() {
 		for tries in 1 2; do
 			scrape /tmp/r0
 			seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs)))
+			k0=$(cause_counters) # no process substitution: the guest has no /dev/fd
 			ip netns exec C "$TCPBULK" send 10.99.0.2 5201 1.5 >/dev/null 2>&1
 			sleep 0.3 # the last ACKs and FIN
 			scrape /tmp/r1
 			seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs) - seg))
+			k1=$(cause_counters)
+			kf=$((${k1% *} - ${k0% *})) kt=$((${k1#* } - ${k0#* }))
 			s0=$(delta /tmp/r0 /tmp/r1 '^netstack_tcp_retransmitted_segments_total')
+			sf=$(delta /tmp/r0 /tmp/r1 '^netstack_tcp_retransmitted_segments_total[{].*cause="fast"')
+			st=$(($(delta /tmp/r0 /tmp/r1 '^netstack_tcp_retransmitted_segments_total[{].*cause="timeout"') +
+				$(delta /tmp/r0 /tmp/r1 '^netstack_tcp_retransmits_total[{].*cause="syn"')))
 			rtt=$(delta /tmp/r0 /tmp/r1 '^netstack_tcp_rtt_seconds_count')
-			[ "$(expect retrans)" = down ] || [ "$s0" = "$seg" ] && break
-			echo "# attempt $tries: segments $s0 / TcpRetransSegs $seg"
+			[ "$(expect retrans)" = down ] ||
+				{ [ "$s0" = "$seg" ] && [ "$sf" = "$kf" ] && [ "$st" = "$kt" ]; } && break
+			echo "# attempt $tries: segments $s0 / TcpRetransSegs $seg, fast $sf / $kf," \
+				"timeout+syn $st / $kt"
 		done
 		if [ "$(expect retrans)" = up ] && [ "$(is_up retrans)" != 1 ]; then
 			not_ok "retransmitted segments equal TcpRetransSegs" "not checked: the collector is down"
 		elif [ "$(expect retrans)" = up ]; then
 			[ "$seg" -gt 0 ] || not_ok "the lossy transfer retransmitted (TcpRetransSegs)" "$seg"
 			check_eq "retransmitted segments equal TcpRetransSegs" "$seg" "$s0"
+			[ "$kf" -gt 0 ] || not_ok "the lossy transfer fast-retransmitted (TCPFastRetrans)" "$kf"
+			check_eq "segments of cause fast equal TCPFastRetrans" "$kf" "$sf"
+			check_eq "segments of cause timeout + syn retransmits equal TCPSlowStartRetrans + TCPTimeouts" \
+				"$kt" "$st"
 			local fam=0
 			[ "${FEATURE[err]:-}" = yes ] && fam=1
 			check_eq "retransmit failures family present = $fam (err argument: ${FEATURE[err]:-?})" \
@@ -555,7 +577,7 @@ resets_phase() {
 # the callback has arguments; a connection open before start (IPv6 on the guest's own loopback,
 # so that the scrapes, IPv4, are not counted with it) measured only where the kernel can.
 sed -e 's/^labels = reason,family,protocol$/labels = reason,family,protocol,netns,function,interface/' \
-	-e 's/^labels = family,kind,state$/labels = family,kind,state,netns/' \
+	-e 's/^labels = family,kind,cause,state$/labels = family,kind,cause,state,netns/' \
 	-e 's/^labels = family$/labels = family,netns,rtt_kind/' "$WT/conf/netstack_exporter.ini" >/tmp/labels.ini
 # And pod labels on drops (its pod_labels is the file's first), no pod source: the process walk.
 sed -i -e '0,/^pod_labels =$/s//pod_labels = container,process,netns/' \

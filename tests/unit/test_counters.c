@@ -45,19 +45,24 @@ static void test_cpu_elem(void)
 			      line(b + (c + 1) * CPU_ELEM_SIZE));
 }
 
-/* A retransmission's pair of slots is in one group of 8; the singles come before the pairs. */
+/*
+ * A retransmission's pair of slots is in one group of 8 (one cache line where the array's values
+ * start on one); the singles come before the pairs.
+ */
 static void test_retrans_slots(void)
 {
 	CHECK(RT_PAIR_BASE % 2 == 0);
 	CHECK(RT_OVERFLOW < RT_PAIR_BASE && RT_FAILURES(RT_NR_FAMILIES - 1) < RT_OVERFLOW);
-	for (unsigned k = 0; k < RT_NR_KINDS; k++)
+	for (unsigned r = 0; r < RT_NR_ROWS; r++)
 		for (unsigned f = 0; f < RT_NR_FAMILIES; f++)
 			for (unsigned s = 0; s < RT_NR_STATES; s++) {
-				unsigned p = RT_PACKETS(k, f, s);
+				unsigned p = RT_PACKETS(r, f, s);
 
-				CHECK(p / 8 == RT_SEGMENTS(k, f, s) / 8);
-				CHECK(p >= RT_PAIR_BASE && RT_SEGMENTS(k, f, s) < RT_NR_SLOTS);
+				CHECK(p / 8 == RT_SEGMENTS(r, f, s) / 8);
+				CHECK(p >= RT_PAIR_BASE && RT_SEGMENTS(r, f, s) < RT_NR_SLOTS);
 			}
+	/* Every cause has a row of kind retransmit; the SYN-ACK row comes after them. */
+	CHECK(RT_ROW_SYNACK == RT_NR_CAUSES && RT_NR_ROWS == RT_ROW_SYNACK + 1);
 	CHECK(RT_NR_SLOTS + 8 <= RT_STRIDE);
 }
 

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "retrans.h" /* after linux/bpf.h: __u32 */
+
 static struct btf *vmlinux; /* NULL: unreadable here, and the live cases are skipped */
 
 static void check_name(const struct tcp_states *t, uint32_t value, const char *want)
@@ -290,13 +292,19 @@ static void test_retrans_config_keys(void)
 	if (!c)
 		return;
 	collector_defaults(c, &o);
+	/* cause is on by default, and a labels list without it turns it off. */
+	CHECK(((struct series_opts *)opts)->label_mask == RT_LABEL_CAUSE);
 	CHECK(collector_set(c, opts, "labels", "family,kind,state", err, sizeof(err)) == 0);
+	CHECK(((struct series_opts *)opts)->label_mask == 0);
+	CHECK(collector_set(c, opts, "labels", "family,kind,cause,state", err, sizeof(err)) == 0);
+	CHECK(((struct series_opts *)opts)->label_mask == RT_LABEL_CAUSE);
 	CHECK(collector_set(c, opts, "labels", "state kind\tfamily, netns,", err, sizeof(err)) ==
 	      0);
+	CHECK(((struct series_opts *)opts)->label_mask == RT_LABEL_NETNS);
 	err[0] = '\0';
 	CHECK(collector_set(c, opts, "labels", "family,kind,state,interface", err, sizeof(err)) ==
 	      -EINVAL);
-	CHECK_STR(err, "unknown label 'interface' (known: family, kind, state, netns)");
+	CHECK_STR(err, "unknown label 'interface' (known: family, kind, state, cause, netns)");
 	CHECK(collector_set(c, opts, "labels", "family,state,netns", err, sizeof(err)) == -EINVAL);
 	CHECK_STR(err, "labels must include family, kind and state");
 	CHECK(collector_set(c, opts, "labels", "", err, sizeof(err)) == -EINVAL);
