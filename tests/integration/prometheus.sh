@@ -43,39 +43,13 @@ start_exporter --config "$TMP/exporter.ini" || {
 }
 check_eq "drops collector up" 1 "$(scrape_sum '^netstack_collector_up\{collector="drops"\}$')"
 TARGET=${EXPORTER_URL#http://}
-PROM_PORT=$(free_port)
-PROM_URL=http://127.0.0.1:$PROM_PORT
-cat >"$TMP/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: netstack
-    static_configs:
-      - targets: ['$TARGET']
-EOF
-PROM_LOG=$TMP/prometheus.log
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom-data" \
-	--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=info \
-	--enable-feature=exemplar-storage >"$PROM_LOG" 2>&1 &
-PROM_PID=$!
-on_exit "kill $PROM_PID; wait $PROM_PID"
-
-# ---- the target comes up (bounded: 20 s) ----
-targets=
-for _ in $(seq 100); do
-	targets=$(prom_get /api/v1/targets --data-urlencode state=active)
-	grep -q '"health":"up"' <<<"$targets" && break
-	kill -0 "$PROM_PID" 2>/dev/null || break
-	sleep 0.2
-done
-if grep -q '"health":"up"' <<<"$targets"; then
+if prom_start netstack "$TARGET" --log.level=info --enable-feature=exemplar-storage; then
 	ok "Prometheus target is up"
 else
-	not_ok "Prometheus target is up" "targets: $targets" "$(tail -n 20 "$PROM_LOG")"
+	not_ok "Prometheus target is up" "$(prom_get /api/v1/targets)" "$(tail -n 20 "$PROM_LOG")"
 	finish
 fi
+targets=$(prom_get /api/v1/targets --data-urlencode state=active)
 check "target is our exporter" grep -q "\"scrapeUrl\":\"$EXPORTER_URL/metrics\"" <<<"$targets"
 
 # Nothing has been dropped on our veth yet: the scoped query must start empty, so that a
