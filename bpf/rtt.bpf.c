@@ -23,6 +23,8 @@
 const volatile __u32 label_mask;
 /* The stride of a CPU's slice of tcp_rtt_native, RTT_NATIVE_STRIDE (rtt.h); 0: native off. */
 const volatile __u32 native_stride;
+/* The table's schema, a constant here so that the search has only the steps it takes. */
+const volatile __u32 native_schema;
 
 /*
  * Default labels: the histograms by family (and the netns overflow), a plain index into this
@@ -124,7 +126,7 @@ static __always_inline __u32 native_of(__u32 us, __u32 *slots)
 		return 0;
 	}
 	*slots = t->slots;
-	return native_slot(t, us);
+	return native_slot(t, native_schema, us);
 }
 
 /* Count a native slot in this CPU's slice of tcp_rtt_native. */

@@ -196,6 +196,7 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 		uint32_t stride = RTT_NATIVE_STRIDE(rt->native_hists, rt->table.slots);
 
 		rt->skel->rodata->native_stride = stride;
+		rt->skel->rodata->native_schema = rt->table.schema;
 		bpf_map__set_value_size(rt->skel->maps.tcp_rtt_native, stride * sizeof(uint64_t));
 		bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_native, cpu_array_entries(1));
 		if (netns)

@@ -18,7 +18,7 @@ struct args {
 SEC("syscall")
 int native_slot_of(struct args *a)
 {
-	a->slot = native_slot(&table, a->us);
+	a->slot = native_slot(&table, table.schema, a->us);
 	return 0;
 }
 
@@ -37,7 +37,7 @@ int native_slot_map(struct args *a)
 	struct native_table *t = bpf_map_lookup_elem(&edges, &zero);
 
 	if (t)
-		a->slot = native_slot(t, a->us);
+		a->slot = native_slot(t, t->schema, a->us);
 	return 0;
 }
 
@@ -71,7 +71,7 @@ int native_slot_bench(struct bench *b)
 		x ^= x >> 17;
 		x ^= x << 5;
 		us = x >> (x & 31) >> 4;
-		acc += b->with ? native_slot(t, us) : us;
+		acc += b->with ? native_slot(t, t->schema, us) : us;
 	}
 	b->ns = bpf_ktime_get_ns() - t0;
 	b->acc = acc;

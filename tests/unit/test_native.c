@@ -30,7 +30,7 @@ static void test_edges_known(void)
 		for (int k = -6; k <= 12; k++) {
 			uint64_t want = k >= 0 ? 1000000ull << k : 1000000ull >> -k;
 
-			CHECK(native_edge_us(s, k << s) == want);
+			CHECK(native_edge_us(s, k * (1 << s)) == want);
 		}
 	CHECK(native_edge_us(-1, 0) == UINT64_MAX && native_edge_us(6, 0) == UINT64_MAX);
 }
