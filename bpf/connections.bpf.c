@@ -66,12 +66,17 @@ struct {
 } tcp_handshake_start SEC(".maps");
 
 /*
- * The set of sk: a multiplicative hash of its address's low half (a 32-bit copy of a pointer is
- * a number to the verifier of a program loaded with CAP_PERFMON, as tracing programs are).
+ * The set of sk: a multiplicative hash of its address's low half. A 32-bit copy of a pointer is
+ * a number to the verifier of a program loaded with CAP_PERFMON, as tracing programs are, but
+ * no other 32-bit operation on a pointer is: the copy is written out, or clang may fold the
+ * truncation into the multiplication.
  */
 static __always_inline struct hs_set *hs_set_of(const struct sock *sk)
 {
-	__u32 set = ((__u32)(__u64)sk * 0x9e3779b9u) >> (32 - HS_SETS_SHIFT);
+	__u32 lo;
+
+	asm volatile("%0 = %1" : "=w"(lo) : "w"((__u32)(__u64)sk));
+	__u32 set = (lo * 0x9e3779b9u) >> (32 - HS_SETS_SHIFT);
 
 	return bpf_map_lookup_elem(&tcp_handshake_start, &set);
 }

@@ -31,7 +31,8 @@ cross() {
 	*) echo "deps: no cross build for architecture '$1' (amd64, arm64)" >&2; exit 1 ;;
 	esac
 	echo "libc6-dev:$1"
-	for p in $BUILD_PKGS; do
+	# make tools links tests/tools/nfqdelay with libnetfilter-queue (the kernel matrix builds them).
+	for p in $BUILD_PKGS libnetfilter-queue-dev; do
 		case $p in *-dev) echo "$p:$1" ;; esac
 	done
 }

@@ -4,11 +4,12 @@
 # a whole object whose kfunc the running kernel lacks, even a weak one, unless it may list
 # module BTFs (CAP_SYS_ADMIN): as shipped, without root, on Linux 6.1, such an object does not
 # load. So:
-#   1. retrans and rtt name no kfunc; drops_nokfunc (the drops programs for kernels without
-#      bpf_rdonly_cast) names none either.
-#   2. drops names bpf_rdonly_cast and nothing else, and opens only where the kernel has it:
-#      the exporter's log says which reads it chose, and that follows the kernel's BTF.
-#   3. Both drops objects carry the same programs and maps (one skeleton opens either).
+#   1. rtt names no kfunc; drops_nokfunc and retrans_nokfunc (the drops and retrans programs for
+#      kernels without bpf_rdonly_cast) name none either.
+#   2. drops and retrans name bpf_rdonly_cast and nothing else, and open only where the kernel
+#      has it: the exporter's log says which reads drops chose, and that follows the kernel's
+#      BTF.
+#   3. Both objects of each carry the same programs and maps (one skeleton opens either).
 # The objects are the build's own (build/*.bpf.o); the kernel matrix (make test-kernels) loads
 # them on kernels without the kfuncs.
 # schedule: parallel each
@@ -28,13 +29,15 @@ sections() {
 		sort
 }
 
-for o in retrans rtt drops_nokfunc; do
+for o in rtt drops_nokfunc retrans_nokfunc; do
 	[ -s "$BUILD/$o.bpf.o" ] || { not_ok "$o.bpf.o built"; continue; }
 	check_eq "$o.bpf.o names no kfunc or kernel symbol" "" "$(ksyms "$BUILD/$o.bpf.o")"
 done
-check_eq "drops.bpf.o names bpf_rdonly_cast only" bpf_rdonly_cast "$(ksyms "$BUILD/drops.bpf.o")"
-check_eq "drops.bpf.o and drops_nokfunc.bpf.o: the same programs and maps" \
-	"$(sections "$BUILD/drops.bpf.o" | md5sum)" "$(sections "$BUILD/drops_nokfunc.bpf.o" | md5sum)"
+for o in drops retrans; do
+	check_eq "$o.bpf.o names bpf_rdonly_cast only" bpf_rdonly_cast "$(ksyms "$BUILD/$o.bpf.o")"
+	check_eq "$o.bpf.o and ${o}_nokfunc.bpf.o: the same programs and maps" \
+		"$(sections "$BUILD/$o.bpf.o" | md5sum)" "$(sections "$BUILD/${o}_nokfunc.bpf.o" | md5sum)"
+done
 ge "drops.bpf.o: programs found" "$(sections "$BUILD/drops.bpf.o" | grep -c ' count_drop')" 9
 
 # The object for this kernel: direct reads exactly where the kernel has bpf_rdonly_cast.
