@@ -270,7 +270,8 @@ static __always_inline void record_handshake(__u64 *slice, const struct sock *sk
 	add(slice, sk, HS_COUNT(hist, bucket), 1, netns);
 	add(slice, sk, HS_SUM(hist, bucket), us, netns);
 	if (native_stride) {
-		__u32 idx = hist * hs_native_table.slots + native_slot(&hs_native_table, hs_native_table.schema, us);
+		__u32 idx = hist * hs_native_table.slots +
+			    native_slot(&hs_native_table, hs_native_table.schema, us);
 		struct slot_key k = { .slot = HS_NATIVE_BASE + idx };
 		__u32 cpu = bpf_get_smp_processor_id();
 
