@@ -152,7 +152,9 @@ exporter_stopped() {
 
 # wait_healthy URL PID LOG WHAT: up to 5 s for URL/healthz while PID lives; else show LOG.
 wait_healthy() {
-	for _ in $(seq 100); do
+	# Up to 20 s: loading the connections programs with handshake timing and the netns label
+	# takes the verifier about 3 s here, more on a machine busy with the other tests.
+	for _ in $(seq 400); do
 		curl -sf "$1/healthz" >/dev/null 2>&1 && return 0
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.05

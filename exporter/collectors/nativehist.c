@@ -91,10 +91,13 @@ static bool at_most_edge(uint64_t v, int schema, int i)
 
 uint64_t native_edge_us(int schema, int i)
 {
-	long double x = exp2l((long double)i / (1 << schema)) * 1e6L;
+	long double x;
 	uint64_t t;
 
-	if (schema < NATIVE_SCHEMA_MIN || schema > NATIVE_SCHEMA_MAX || x >= 0x1p40L)
+	if (schema < NATIVE_SCHEMA_MIN || schema > NATIVE_SCHEMA_MAX)
+		return UINT64_MAX;
+	x = exp2l((long double)i / (1 << schema)) * 1e6L;
+	if (x >= 0x1p40L)
 		return UINT64_MAX;
 	t = (uint64_t)floorl(x);
 	/* The largest t with t <= x. */
@@ -107,10 +110,11 @@ uint64_t native_edge_us(int schema, int i)
 
 int native_table_init(struct native_table *t, int schema)
 {
-	int imin, imax, per = 1 << schema;
+	int imin, imax, per;
 
 	if (schema < NATIVE_SCHEMA_MIN || schema > NATIVE_SCHEMA_MAX)
 		return -EINVAL;
+	per = 1 << schema;
 	memset(t, 0, sizeof(*t));
 	/* The first bucket holding 1 us, and the one holding UINT32_MAX us. */
 	imin = (int)floorl(per * log2l(1e-6L)) - 1;

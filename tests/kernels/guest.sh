@@ -10,7 +10,8 @@
 #   - retrans: retransmitted segments equal the namespaces' TcpRetransSegs under nftables loss;
 #   - rtt: the histogram gets samples from that transfer;
 #   - connections: IPv6 connections C -> S closed, reset and refused, counted by outcome and
-#     against the namespaces' ActiveOpens, PassiveOpens, AttemptFails and EstabResets;
+#     against the namespaces' ActiveOpens, PassiveOpens, AttemptFails and EstabResets; their
+#     handshakes, timed or untimed, equal the established ones per direction;
 #   - resets: the resets tests/tools/tcpreset.py drives in namespace R (closed port, abort on
 #     close, SO_LINGER 0, TIME_WAIT; IPv4 and IPv6) against R's TcpOutRsts, by reason where the
 #     kernel gives one (docs/collectors/resets.md);
@@ -509,6 +510,15 @@ connections_phase() {
 		"$(cdelta active 'reset|timeout')"
 	check_eq "connections: S EstabResets = passive reset + timeout" "$(kd S EstabResets)" \
 		"$(cdelta passive 'reset|timeout')"
+	# Handshake times (default on): every established connection is timed or counted untimed
+	# (docs/collectors/connections.md); on this kernel's own fields for the passive side.
+	local dir hs
+	for dir in active passive; do
+		hs=$(deltas /tmp/c0 /tmp/c1 \
+			"^netstack_tcp_(handshake_seconds_count|handshakes_untimed_total)[{]family=\"ipv6\",direction=\"$dir\"")
+		check_eq "handshake: ipv6 $dir timed + untimed = established" \
+			"$(cdelta "$dir" established)" "$hs"
+	done
 	mark "connections checked"
 }
 
