@@ -238,6 +238,15 @@ veth_pair() {
 	ip -n "$2" link set "vb$$" up
 }
 
+# netns_client_server PREFIX: namespaces NS_C=PREFIX-c$$ (10.99.0.1) and NS_S=PREFIX-s$$
+# (10.99.0.2) joined by veth_pair, their inodes in INO_C and INO_S; skips the script if it cannot.
+netns_client_server() {
+	NS_C=$1-c$$ NS_S=$1-s$$
+	netns_add "$NS_C" && netns_add "$NS_S" || skip_all "cannot create network namespaces"
+	veth_pair "$NS_C" "$NS_S" || skip_all "cannot create a veth pair"
+	INO_C=$(netns_inode "$NS_C") INO_S=$(netns_inode "$NS_S")
+}
+
 # yaml2json < YAML: every document of a YAML stream, as one JSON array (needs YAML::XS).
 yaml2json() {
 	perl -MYAML::XS -MJSON::PP -e '$YAML::XS::Boolean = "JSON::PP"; local $/;

@@ -38,15 +38,7 @@ P_CLOSED=5402 # nothing listens
 P_SYNACK=5403 # served, but C drops the SYN-ACKs
 P_STALL=5404  # served, but S drops the data packets
 
-NS_C=conns-c$$ NS_S=conns-s$$
-for ns in "$NS_C" "$NS_S"; do
-	netns_add "$ns" || skip_all "cannot create network namespaces"
-done
-veth_pair "$NS_C" "$NS_S" || skip_all "cannot create a veth pair"
-# shellcheck disable=SC2034 # read through ${!ino}
-INO_C=$(netns_inode "$NS_C")
-# shellcheck disable=SC2034 # read through ${!ino}
-INO_S=$(netns_inode "$NS_S")
+netns_client_server conns
 
 ip netns exec "$NS_C" nft -f - <<EOF || skip_all "cannot load the nftables rules"
 table inet conns {

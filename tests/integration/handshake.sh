@@ -41,15 +41,7 @@ P_SYNACK=5503 # S drops the first SYN-ACK of each connection, and repeated SYNs
 P_D1=5504     # 40 ms each way
 P_D2=5505     # 5 ms each way
 
-NS_C=hs-c$$ NS_S=hs-s$$
-for ns in "$NS_C" "$NS_S"; do
-	netns_add "$ns" || skip_all "cannot create network namespaces"
-done
-veth_pair "$NS_C" "$NS_S" || skip_all "cannot create a veth pair"
-# shellcheck disable=SC2034 # read through ${!ino}
-INO_C=$(netns_inode "$NS_C")
-# shellcheck disable=SC2034 # read through ${!ino}
-INO_S=$(netns_inode "$NS_S")
+netns_client_server hs
 
 # Sets of the ports seen: "once" rules drop a connection's first such segment, and only it.
 ip netns exec "$NS_C" nft -f - <<EOF || skip_all "cannot load the nftables rules"

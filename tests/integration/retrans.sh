@@ -49,15 +49,9 @@ else
 	ERR=0 RETRANSMIT=count_retransmit_noerr
 fi
 
-NS_C=nsrtx-c$$ NS_S=nsrtx-s$$
-for ns in "$NS_C" "$NS_S"; do
-	netns_add "$ns" || skip_all "cannot create network namespaces"
-done
-veth_pair "$NS_C" "$NS_S" || skip_all "cannot create a veth pair"
-INO_C=$(netns_inode "$NS_C")
+netns_client_server nsrtx
 # Exponential SYN backoff (1 s, then 3 s): linear timeouts (Linux 6.5+) would retry at 2 s.
 ip netns exec "$NS_C" sysctl -qw net.ipv4.tcp_syn_linear_timeouts=0 2>/dev/null
-INO_S=$(netns_inode "$NS_S")
 
 # Only data packets (longer than any handshake or pure ACK) are dropped at random.
 ip netns exec "$NS_S" nft -f - <<EOF || skip_all "cannot load the nftables rules"

@@ -42,13 +42,8 @@ PB=5413 # tcpburst server, phase 2: last segment of the first burst dropped
 PF=5414 # tcpbulk sink, phase 3: one segment dropped
 PR=5415 # tcpbulk sink, phase 4: everything dropped for a while
 
-NS_C=nsrtc-c$$ NS_S=nsrtc-s$$
-for ns in "$NS_C" "$NS_S"; do
-	netns_add "$ns" || skip_all "cannot create network namespaces"
-done
-veth_pair "$NS_C" "$NS_S" || skip_all "cannot create a veth pair"
+netns_client_server nsrtc
 ip -n "$NS_C" link set "va$$" gso_max_segs 1 || skip_all "cannot set gso_max_segs"
-INO_C=$(netns_inode "$NS_C") INO_S=$(netns_inode "$NS_S")
 # Exponential SYN backoff (1 s, then 3 s), loss probes on (the default), SACK on (the default).
 ip netns exec "$NS_C" sysctl -qw net.ipv4.tcp_syn_linear_timeouts=0 2>/dev/null
 ip netns exec "$NS_C" sysctl -qw net.ipv4.tcp_early_retrans=3 net.ipv4.tcp_sack=1
