@@ -156,6 +156,7 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 	uint32_t hash_size = netns ? o->series.max_series : 1;
 	struct bpf_program *count;
 	struct connections *cn;
+	char hs[64];
 	int err;
 
 	if (k->features.btf_err) {
@@ -221,10 +222,13 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 	for (int b = 0; b < HS_NR_BOUNDS; b++)
 		cn->bounds[b] = HS_BOUND(b) / 1e6;
 	*state = cn;
-	log_info("connections: attached %s to tp_btf/inet_sock_set_state (max_series=%u, "
-		 "handshake native buckets %s%d)",
-		 bpf_program__name(count), cn->cfg.series.max_series,
-		 cn->native_slots ? "of schema " : "off", cn->native_slots ? o->native_schema : 0);
+	if (cn->native_slots)
+		snprintf(hs, sizeof(hs), "handshake native buckets of schema %d", o->native_schema);
+	else
+		snprintf(hs, sizeof(hs), "handshake %s",
+			 o->handshake ? "native buckets off" : "timing off");
+	log_info("connections: attached %s to tp_btf/inet_sock_set_state (max_series=%u, %s)",
+		 bpf_program__name(count), cn->cfg.series.max_series, hs);
 	return 0;
 cleanup:
 	connections_stop(cn);
