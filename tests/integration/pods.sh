@@ -446,7 +446,18 @@ overlay_pod() {
 		test "$(readlink "/proc/$exp/ns/pid")" != "$(readlink /proc/self/ns/pid)"
 	check "overlay: pods known" wait_for '^netstack_pods_known$' 2
 	check "overlay: the kernel's process walk works" wait_for '^netstack_pods_resolver_up$' 1
-	sleep 1.5 # a scan after the pod list
+	# Until a walk after the pod list has named both pods: a datagram at a time, until its drop
+	# carries the pod's labels (a fixed pause was too short on a busy machine).
+	for ns in "$NSA:$INO_A:team-a:web-a:app-a" "$NSB:$INO_B:team-b:db-b:app-b"; do
+		IFS=: read -r p_ns p_ino p_nsp p_pod p_ctr <<<"$ns"
+		re="^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$p_ino\",namespace=\"$p_nsp\",pod=\"$p_pod\",container=\"$p_ctr\",process=\"$p_ns\"[}]"
+		for _ in $(seq 50); do
+			sum_ge "$re" 1 && break
+			flood "$p_ns" 1
+			sleep 0.2
+		done
+		check "overlay: $p_pod's drops carry its labels once a walk has named it" sum_ge "$re" 1
+	done
 	scrape "$TMP/o0"
 	flood "$NSA" 20
 	flood "$NSB" 30
