@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests for the cell histograms (bpf/hist.h, exporter/collectors/histogram.c): each value's
+ * cell against the exact native bucket edges, the layouts of the RTT and handshake histograms,
+ * buckets and count resolved from one set of cells, and the configuration key.
+ * tests/tools/hist_check.c holds the kernel's own hist_cell to hist_cell_of.
+ */
+#include "check.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collectors/histogram.h"
+
+/* Exact integers to 2^640: u^32 (schema 5's power would be more, schema 3's is u^8). */
+#define BN_WORDS 20
+struct bn {
+	uint32_t w[BN_WORDS];
+};
+
+static void bn_set(struct bn *a, uint64_t v)
+{
+	memset(a, 0, sizeof(*a));
+	a->w[0] = (uint32_t)v;
+	a->w[1] = (uint32_t)(v >> 32);
+}
+
+static void bn_mul(struct bn *a, const struct bn *b)
+{
+	uint32_t r[BN_WORDS] = { 0 };
+
+	for (int i = 0; i < BN_WORDS; i++) {
+		uint64_t carry = 0;
+
+		for (int j = 0; i + j < BN_WORDS; j++) {
+			uint64_t t = (uint64_t)a->w[i] * b->w[j] + r[i + j] + carry;
+
+			r[i + j] = (uint32_t)t;
+			carry = t >> 32;
+		}
+	}
+	memcpy(a->w, r, sizeof(r));
+}
+
+static void bn_shl(struct bn *a, unsigned bits)
+{
+	for (; bits; bits--) {
+		uint32_t carry = 0;
+
+		for (int i = 0; i < BN_WORDS; i++) {
+			uint32_t next = a->w[i] >> 31;
+
+			a->w[i] = a->w[i] << 1 | carry;
+			carry = next;
+		}
+	}
+}
+
+static int bn_cmp(const struct bn *a, const struct bn *b)
+{
+	for (int i = BN_WORDS - 1; i >= 0; i--)
+		if (a->w[i] != b->w[i])
+			return a->w[i] < b->w[i] ? -1 : 1;
+	return 0;
+}
+
+/* v^(2^schema) << shift */
+static void bn_pow(struct bn *a, uint64_t v, int schema, unsigned shift)
+{
+	bn_set(a, v);
+	for (int k = 0; k < schema; k++) {
+		struct bn b = *a;
+
+		bn_mul(a, &b);
+	}
+	bn_shl(a, shift);
+}
+
+/* Whether u <= 2^(i/2^schema) * 1e6 exactly: u^(2^s) * 2^-i <= 10^(6 * 2^s). */
+static bool at_most_edge(uint64_t u, int schema, int i)
+{
+	struct bn l, r;
+
+	bn_pow(&l, u, schema, i < 0 ? -i : 0);
+	bn_pow(&r, 1000000, schema, i > 0 ? i : 0);
+	return bn_cmp(&l, &r) <= 0;
+}
+
+/* The native bucket holding u >= 1 at schema: the smallest i with u <= 2^(i/2^s) s. */
+static int native_ref(uint32_t u, int schema)
+{
+	int i = (int)ceill((1 << schema) * log2l(u / 1e6L));
+
+	while (!at_most_edge(u, schema, i))
+		i++;
+	while (at_most_edge(u, schema, i - 1))
+		i--;
+	return i;
+}
+
+/* Cell of u against the exact edges: octave, position, and the native bucket it implies. */
+static int check_cell(uint32_t u)
+{
+	unsigned c = hist_cell_of(u), e = c / HIST_PER_OCTAVE, p = c % HIST_PER_OCTAVE;
+
+	if (!u)
+		return c == HIST_ZERO_CELL;
+	if (e != 31u - __builtin_clz(u) || (p == 0) != !(u & (u - 1)))
+		return 0;
+	return HIST_OFFSET + 8 * (int)e + (int)(p ? p - 1 : 0) == native_ref(u, HIST_SCHEMA);
+}
+
+static uint32_t xorshift(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+static void test_cells_exact(void)
+{
+	uint32_t x = 2463534242u;
+	unsigned bad = 0;
+
+	for (uint32_t u = 0; u < 1u << 17; u++)
+		bad += !check_cell(u);
+	/* Each edge of schema 3 in range, and its neighbours. */
+	for (int i = HIST_OFFSET; i <= HIST_OFFSET + 8 * HIST_OCTAVES; i++) {
+		long double t = floorl(exp2l(i / 8.0L) * 1e6L);
+
+		for (int d = -2; d <= 2; d++)
+			if (t + d >= 0 && t + d <= UINT32_MAX)
+				bad += !check_cell((uint32_t)(t + d));
+	}
+	for (int k = 0; k < 200000; k++)
+		bad += !check_cell(xorshift(&x) >> (x & 31));
+	bad += !check_cell(UINT32_MAX) + !check_cell(1u << 31);
+	CHECK(bad == 0);
+	CHECK(hist_cell_of(0) == HIST_ZERO_CELL && hist_cell_of(1) == HIST_CELL(0, 0));
+	CHECK(hist_cell_of(UINT32_MAX) < HIST_CELLS);
+}
+
+/* The RTT histogram's classic bounds (4 us to 2^25 us) and the handshake's (2^k s, no 1 s). */
+static uint32_t rtt_bounds[24], hs_bounds[21];
+
+static void make_bounds(void)
+{
+	for (int b = 0; b < 24; b++)
+		rtt_bounds[b] = 1u << (2 + b);
+	for (int b = 0; b < 21; b++)
+		hs_bounds[b] = (uint32_t)((1000000ull << (b + (b >= 16))) >> 16);
+}
+
+static void test_layout(void)
+{
+	static struct hist_layout l;
+	static const uint32_t inside[] = { 4, 1000 }; /* 1000 us splits the cell (977, 1024) */
+
+	make_bounds();
+	for (int s = HIST_NATIVE_OFF; s <= HIST_SCHEMA; s++) {
+		CHECK(hist_layout_init(&l, rtt_bounds, 24, s) == 0);
+		CHECK(hist_layout_init(&l, hs_bounds, 21, s) == 0);
+	}
+	CHECK(hist_layout_init(&l, rtt_bounds, 24, 3) == 0);
+	CHECK(l.offset == -159 && l.nnative == 257 && l.nnative <= HIST_MAX_NATIVE);
+	CHECK(hist_layout_init(&l, rtt_bounds, 24, 0) == 0);
+	CHECK(l.offset == -19 && l.nnative == 33);
+	CHECK(hist_layout_init(&l, inside, 2, 3) == -EINVAL);
+	CHECK(hist_layout_init(&l, rtt_bounds, 24, 4) == -EINVAL);
+	CHECK(hist_layout_init(&l, rtt_bounds, 24, -2) == -EINVAL);
+}
+
+/* One value alone in a histogram: its classic and native buckets against the exact edges. */
+static int check_resolve(const struct hist_layout *l, const uint32_t *bounds, uint32_t u)
+{
+	uint64_t h[HIST_SIZE] = { 0 }, classic[HIST_MAX_BOUNDS + 1], native[HIST_MAX_NATIVE], zero;
+	uint64_t sum = 0;
+	int want_b = 0, got_n = -1;
+
+	h[hist_cell_of(u)] = 3;
+	if (hist_resolve(l, h, classic, native, &zero) != 3)
+		return 0;
+	while (want_b < l->nbounds && u > bounds[want_b])
+		want_b++;
+	if (classic[want_b] != 3)
+		return 0;
+	for (unsigned j = 0; j < l->nnative; j++) {
+		sum += native[j];
+		if (native[j])
+			got_n = l->offset + (int)j;
+	}
+	if (sum + zero != 3)
+		return 0;
+	if (!u)
+		return zero == 3;
+	return got_n == native_ref(u, l->schema);
+}
+
+static void test_resolve(void)
+{
+	static struct hist_layout l;
+	uint32_t x = 88172645u;
+	unsigned bad = 0;
+
+	make_bounds();
+	for (int s = HIST_SCHEMA_MIN; s <= HIST_SCHEMA; s++) {
+		for (int which = 0; which < 2; which++) {
+			const uint32_t *b = which ? hs_bounds : rtt_bounds;
+
+			CHECK(hist_layout_init(&l, b, which ? 21 : 24, s) == 0);
+			for (uint32_t u = 0; u < 4096; u++)
+				bad += !check_resolve(&l, b, u);
+			for (int k = 0; k < (which ? 21 : 24); k++)
+				for (int d = -1; d <= 1; d++)
+					bad += !check_resolve(&l, b, b[k] + d);
+			for (int k = 0; k < 5000; k++)
+				bad += !check_resolve(&l, b, xorshift(&x) >> (x & 31));
+		}
+	}
+	CHECK(bad == 0);
+}
+
+/* Every cell at once: the count, the classic buckets and zero + native buckets agree. */
+static void test_counts_agree(void)
+{
+	static struct hist_layout l;
+	uint64_t h[HIST_SIZE], classic[HIST_MAX_BOUNDS + 1], native[HIST_MAX_NATIVE], zero,
+		total = 0;
+	uint64_t sc = 0, sn = 0;
+
+	make_bounds();
+	for (unsigned c = 0; c < HIST_CELLS; c++)
+		total += h[c] = c * 7 + 1;
+	CHECK(hist_layout_init(&l, rtt_bounds, 24, 2) == 0);
+	CHECK(hist_resolve(&l, h, classic, native, &zero) == total);
+	for (int b = 0; b <= l.nbounds; b++)
+		sc += classic[b];
+	for (unsigned j = 0; j < l.nnative; j++)
+		sn += native[j];
+	CHECK(sc == total && sn + zero == total);
+}
+
+static void test_parse(void)
+{
+	char err[160];
+	int s = 0;
+
+	CHECK(hist_parse_schema("off", &s, err, sizeof(err)) == 0 && s == HIST_NATIVE_OFF);
+	CHECK(hist_parse_schema("0", &s, err, sizeof(err)) == 0 && s == 0);
+	CHECK(hist_parse_schema("3", &s, err, sizeof(err)) == 0 && s == 3);
+	CHECK(hist_parse_schema("4", &s, err, sizeof(err)) == -EINVAL);
+	CHECK_STR(err, "expected off or a schema from 0 to 3 (the kernel counts at schema 3), "
+		       "got '4'");
+	CHECK(hist_parse_schema("-1", &s, err, sizeof(err)) == -EINVAL);
+	CHECK(hist_parse_schema("3x", &s, err, sizeof(err)) == -EINVAL);
+	CHECK(hist_parse_schema("", &s, err, sizeof(err)) == -EINVAL);
+}
+
+int main(void)
+{
+	RUN(test_cells_exact);
+	RUN(test_layout);
+	RUN(test_resolve);
+	RUN(test_counts_agree);
+	RUN(test_parse);
+	CHECK_EXIT();
+}
