@@ -5,8 +5,10 @@
  * reads the maps when it is scraped.
  *
  * With handshake timing, also the time each connection took to become established, as a
- * histogram per family and direction (docs/collectors/connections.md says where each time
- * comes from).
+ * histogram per family and direction, from what the socket already holds when it becomes
+ * established (docs/collectors/connections.md says what each time covers): no clock read and
+ * no table write when a connect starts. Only a SYN the kernel retransmitted needs its first
+ * send time kept, by a second program on tp_btf/tcp_retransmit_skb.
  *
  * The program comes in four variants, without and with the netns label, without and with
  * handshake timing, and user space loads one: both choices are compile-time constants, so the
@@ -20,8 +22,8 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
 #include "connections.h"
+#include "hist.bpf.h"
 #include "maps.bpf.h"
-#include "native.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -34,7 +36,10 @@
 	(1u << TCP_ESTABLISHED | 1u << TCP_CLOSE_WAIT | 1u << TCP_FIN_WAIT1 |                      \
 	 1u << TCP_FIN_WAIT2 | 1u << TCP_CLOSING | 1u << TCP_LAST_ACK)
 
-/* Default labels: every slot of connections.h in this CPU's slice of a by-CPU array. */
+/*
+ * Every slot of connections.h in this CPU's slice of a by-CPU array: CN_STRIDE with handshake
+ * timing, CN_COUNT_STRIDE without (user space sizes the value; the program's bound follows).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1); /* resized to possible CPUs */
@@ -50,113 +55,51 @@ struct {
 	__type(value, __u64);
 } tcp_connections_netns SEC(".maps");
 
-/*
- * Handshake timing, active side: when connect() moved the socket to SYN_SENT (ns), by socket
- * address, taken out when the handshake ends: a set-associative table in a plain array (one
- * cache line a set, HS_WAYS sockets), the set chosen by a hash of the address. A hash map would
- * do the same at several times the cost per connect (docs/collectors/connections.md); here a
- * connect pending while HS_WAYS later ones of its set began loses its start (the oldest goes)
- * and counts as untimed.
- */
+/* The few sockets the program must remember something of (connections.h CN_NOTE_PASSIVE). */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, HS_SETS);
-	__type(key, __u32);
-	__type(value, struct hs_set);
-} tcp_handshake_start SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CN_NOTES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u64);
+} tcp_socket_notes SEC(".maps");
 
 /*
- * The set of sk: a multiplicative hash of its address's low half. A 32-bit copy of a pointer is
- * a number to the verifier of a program loaded with CAP_PERFMON, as tracing programs are, but
- * no other 32-bit operation on a pointer is: the copy is written out, or clang may fold the
- * truncation into the multiplication.
+ * Passive notes in tcp_socket_notes (inserted less deleted; user space sets it high where
+ * pinned notes may predate this program): while 0, a closing socket without backlog is active
+ * and needs no look-up.
  */
-static __always_inline struct hs_set *hs_set_of(const struct sock *sk)
+__u64 passive_notes;
+
+static __always_inline __u64 note_key(const struct sock *sk)
 {
-	__u32 lo;
-
-	asm volatile("%0 = %1" : "=w"(lo) : "w"((__u32)(__u64)sk));
-	__u32 set = (lo * 0x9e3779b9u) >> (32 - HS_SETS_SHIFT);
-
-	return bpf_map_lookup_elem(&tcp_handshake_start, &set);
+	return (__u64)sk;
 }
 
-_Static_assert((HS_WAYS & (HS_WAYS - 1)) == 0, "HS_WAYS: a power of two");
-
-/* Keep now as sk's start: in its own way (left by a missed event), a free one, or the oldest. */
-static __always_inline void hs_start(const struct sock *sk)
+/* sk established passive without a backlog: remember it for its end. */
+static __always_inline void note_passive(const struct sock *sk)
 {
-	struct hs_set *s = hs_set_of(sk);
-	__u64 key = (__u64)sk, now = bpf_ktime_get_ns(), oldest = ~0ull;
-	__u32 way = HS_WAYS, w;
+	__u64 key = note_key(sk), v = CN_NOTE_PASSIVE;
 
-	if (!s)
-		return;
-#pragma unroll
-	for (w = 0; w < HS_WAYS; w++)
-		if (way == HS_WAYS && s->sk[w] == key)
-			way = w;
-#pragma unroll
-	for (w = 0; w < HS_WAYS; w++)
-		if (way == HS_WAYS && !s->sk[w])
-			way = w;
-	if (way == HS_WAYS) {
-#pragma unroll
-		for (w = 0; w < HS_WAYS; w++) {
-			if (s->start[w] < oldest) {
-				oldest = s->start[w];
-				way = w;
-			}
-		}
-	}
-	way &= HS_WAYS - 1;
-	s->start[way] = now;
-	s->sk[way] = key;
+	/* A simultaneous open may hold its SYN's time: the passive note replaces it. */
+	if (!bpf_map_update_elem(&tcp_socket_notes, &key, &v, BPF_ANY))
+		__sync_fetch_and_add(&passive_notes, 1);
 }
 
-/* sk's start taken out of the table, or 0 if it has none. */
-static __always_inline __u64 hs_take(const struct sock *sk)
+/* sk's note taken out: its value, or 0 when it has none. */
+static __always_inline __u64 take_note(const struct sock *sk)
 {
-	struct hs_set *s = hs_set_of(sk);
-	__u64 key = (__u64)sk;
+	__u64 key = note_key(sk), *v = bpf_map_lookup_elem(&tcp_socket_notes, &key), note;
 
-	if (!s)
+	if (!v)
 		return 0;
-#pragma unroll
-	for (__u32 w = 0; w < HS_WAYS; w++) {
-		if (s->sk[w] == key) {
-			s->sk[w] = 0;
-			return s->start[w];
-		}
-	}
-	return 0;
+	note = *v;
+	if (bpf_map_delete_elem(&tcp_socket_notes, &key))
+		return 0; /* another CPU took it */
+	if (note == CN_NOTE_PASSIVE)
+		__sync_fetch_and_sub(&passive_notes, 1);
+	return note;
 }
-
-/*
- * Native buckets: the edges of the configured schema, and the stride of a CPU's slice of
- * tcp_handshake_native (HS_NATIVE_STRIDE); 0: native buckets off, and no code for them.
- */
-const volatile struct native_table hs_native_table;
-const volatile __u32 native_stride;
-
-/* Native bucket counts by CPU (connections.h), a slice of native_stride u64 per element. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* resized to possible CPUs */
-	__type(key, __u32);
-	__uint(value_size, sizeof(__u64)); /* resized to native_stride u64 */
-} tcp_handshake_native SEC(".maps");
-
-/* Upper bounds of the classic buckets in us (connections.h), padded to 32 with U32_MAX. */
-static const __u32 hs_bounds[32] = {
-	HS_BOUND(0),  HS_BOUND(1),  HS_BOUND(2),  HS_BOUND(3),	HS_BOUND(4),  HS_BOUND(5),
-	HS_BOUND(6),  HS_BOUND(7),  HS_BOUND(8),  HS_BOUND(9),	HS_BOUND(10), HS_BOUND(11),
-	HS_BOUND(12), HS_BOUND(13), HS_BOUND(14), HS_BOUND(15), HS_BOUND(16), HS_BOUND(17),
-	HS_BOUND(18), HS_BOUND(19), HS_BOUND(20), ~0u,		~0u,	      ~0u,
-	~0u,	      ~0u,	    ~0u,	  ~0u,		~0u,	      ~0u,
-	~0u,	      ~0u,
-};
-_Static_assert(HS_NR_BOUNDS == 21, "hs_bounds: one entry per bound");
 
 /* Family of the packets on the wire, which for an IPv6 socket with a v4-mapped peer is IPv4. */
 static __always_inline __u32 sk_family(const struct sock *sk)
@@ -196,26 +139,21 @@ static __always_inline __u32 end_of(const struct sock *sk, int oldstate)
 	return CN_CLOSED;
 }
 
-/* The bucket of us: how many bounds lie below it (a branchless binary search). */
-static __always_inline __u32 hs_bucket(__u32 us)
+/* With the netns label: this CPU's counter of (sk's netns, slot), made if new; NULL: full. */
+static __always_inline __u64 *netns_counter(const struct sock *sk, __u32 slot)
 {
-	__u32 b = 0;
+	struct slot_key k = { .netns = sk->__sk_common.skc_net.net->ns.inum, .slot = slot };
 
-	if (us == ~0u)
-		return HS_NR_BOUNDS;
-#pragma unroll
-	for (__u32 step = 16; step; step >>= 1)
-		b += hs_bounds[(b + step - 1) & 31] < us ? step : 0;
-	return b;
+	return hash_lookup_or_init(&tcp_connections_netns, &k);
 }
 
 /* Add n to slot of the slot table, counting what the netns hash had no room for. */
 static __always_inline void add(__u64 *slice, const struct sock *sk, __u32 slot, __u64 n,
-				const bool netns)
+				const bool netns, const __u32 stride)
 {
 	if (!slot_add(slice, &tcp_connections_netns,
-		      netns ? sk->__sk_common.skc_net.net->ns.inum : 0, slot, n, CN_STRIDE, netns))
-		slice_add(slice, CN_OVERFLOW, 1, CN_STRIDE);
+		      netns ? sk->__sk_common.skc_net.net->ns.inum : 0, slot, n, stride, netns))
+		slice_add(slice, CN_OVERFLOW, 1, stride);
 }
 
 /*
@@ -240,63 +178,108 @@ static __always_inline __u32 passive_us(const struct sock *sk)
 	return ~0u;
 }
 
-/* Microseconds since connect() moved sk to SYN_SENT; ~0u when it has no start. */
+/*
+ * Microseconds from the first SYN's send to the SYN-ACK, at SYN_SENT -> ESTABLISHED. The kernel
+ * has processed the SYN-ACK's ACK (tcp_ack) before the state changes (tcp_finish_connect).
+ * SYN sent once (total_retrans 0): that ACK gave the socket's first RTT sample, the SYN's send
+ * time (its skb's timestamp) to now, and the first sample sets srtt_us = sample << 3
+ * (tcp_rtt_estimator). SYN retransmitted: Karn's rule takes no sample from the SYN (one from the
+ * timestamp echo, of the last SYN, is no handshake time), and retrans_stamp, which held the first
+ * SYN's time, was cleared when the SYN-ACK acknowledged it (tcp_clean_rtx_queue): the time comes
+ * from the note the first retransmit left (note_syn_retransmit), against tcp_mstamp, taken when
+ * the SYN-ACK arrived. ~0u: no time.
+ */
 static __always_inline __u32 active_us(const struct sock *sk)
 {
-	__u64 start = hs_take(sk), us;
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock((struct sock *)sk);
+	__u64 first;
+	__s64 us;
 
-	if (!start)
+	if (!tp)
 		return ~0u;
-	us = (bpf_ktime_get_ns() - start) / 1000;
+	if (!tp->total_retrans)
+		return tp->srtt_us ? tp->srtt_us >> 3 : ~0u;
+	first = take_note(sk);
+	if (!first || first == CN_NOTE_PASSIVE)
+		return ~0u;
+	us = tp->tcp_mstamp - first;
+	if (us < 0)
+		return ~0u;
 	return us < ~0u ? us : ~0u - 1;
 }
 
-/* One established handshake into the histogram of (family, direction), or untimed. */
-static __always_inline void record_handshake(__u64 *slice, const struct sock *sk, __u32 family,
-					     __u32 direction, const bool netns)
+/*
+ * One established connection: its count and, with handshake timing, its handshake (a cell and
+ * the sum, or untimed). With the netns label all of it goes into the hash, or, when the hash has
+ * no room for one of them, all of it into the slice with one overflow: the counts of a netns (or
+ * of the overflow series) always agree.
+ */
+static __always_inline void record_established(__u64 *slice, const struct sock *sk, __u32 family,
+					       __u32 direction, const bool netns,
+					       const bool handshake)
 {
-	__u32 hist = HS_HIST(family, direction), us = ~0u, bucket;
+	const __u32 stride = handshake ? CN_STRIDE : CN_COUNT_STRIDE;
+	__u32 est = CN_SLOT(family, direction, CN_ESTABLISHED), hist, us = ~0u, at;
+	bool simultaneous = false;
 
-	/* A simultaneous open is passive, but its socket connected: it has a start. */
-	if (direction == CN_ACTIVE || !sk->sk_max_ack_backlog)
-		us = active_us(sk);
-	if (us == ~0u && direction == CN_PASSIVE)
-		us = passive_us(sk);
-	if (us == ~0u) {
-		add(slice, sk, HS_UNTIMED(hist), 1, netns);
+	if (direction == CN_PASSIVE && !sk->sk_max_ack_backlog) {
+		/* A listen(fd, 0) child, or a simultaneous open, whose socket is the user's. */
+		simultaneous = sk->sk_socket;
+		note_passive(sk);
+	}
+	if (!handshake || family >= HS_NR_FAMILIES) {
+		add(slice, sk, est, 1, netns, stride);
 		return;
 	}
-	bucket = hs_bucket(us);
-	add(slice, sk, HS_COUNT(hist, bucket), 1, netns);
-	add(slice, sk, HS_SUM(hist, bucket), us, netns);
-	if (native_stride) {
-		__u32 idx = hist * hs_native_table.slots +
-			    native_slot(&hs_native_table, hs_native_table.schema, us);
-		struct slot_key k = { .slot = HS_NATIVE_BASE + idx };
-		__u32 cpu = bpf_get_smp_processor_id();
+	hist = HS_HIST(family, direction);
+	if (direction == CN_ACTIVE)
+		us = active_us(sk);
+	else if (!simultaneous)
+		us = passive_us(sk);
+	at = us == ~0u ? HS_UNTIMED(hist) : HS_COUNTER(hist, hist_cell(us));
+	if (netns) {
+		__u64 *e = netns_counter(sk, est), *c = netns_counter(sk, at), *sum = c;
 
-		if (netns) {
-			k.netns = sk->__sk_common.skc_net.net->ns.inum;
-			if (hash_add(&tcp_connections_netns, &k, 1))
-				return;
+		if (us != ~0u)
+			sum = netns_counter(sk, HS_COUNTER(hist, HIST_SUM));
+		if (e && c && sum) {
+			*e += 1;
+			*c += 1;
+			if (us != ~0u)
+				*sum += us;
+			return;
 		}
-		/* Without the label, or the hash is full (its classic count said so). */
-		slice_add(bpf_map_lookup_elem(&tcp_handshake_native, &cpu), idx, 1, native_stride);
+		slice_add(slice, CN_OVERFLOW, 1, CN_STRIDE);
 	}
+	slice_add(slice, est, 1, CN_STRIDE);
+	slice_add(slice, at, 1, CN_STRIDE);
+	if (us != ~0u)
+		slice_add(slice, HS_COUNTER(hist, HIST_SUM), us, CN_STRIDE);
+}
+
+/*
+ * The direction of an established connection at its end. A listener's children inherit its
+ * backlog (sk_max_ack_backlog), a connecting socket has none; the children of a listener made
+ * with listen(fd, 0), and simultaneous opens, were noted passive when established.
+ */
+static __always_inline __u32 end_direction(const struct sock *sk)
+{
+	if (sk->sk_max_ack_backlog)
+		return CN_PASSIVE;
+	if (passive_notes && take_note(sk) == CN_NOTE_PASSIVE)
+		return CN_PASSIVE;
+	return CN_ACTIVE;
 }
 
 static __always_inline void record(const struct sock *sk, int oldstate, int newstate,
 				   const bool netns, const bool handshake)
 {
-	__u32 direction = CN_PASSIVE, outcome, slot, family;
+	const __u32 stride = handshake ? CN_STRIDE : CN_COUNT_STRIDE;
+	__u32 direction = CN_PASSIVE, outcome, family;
+	struct tcp_sock *tp;
 	__u64 *slice;
 
 	switch (newstate) {
-	case TCP_SYN_SENT:
-		if (!handshake || oldstate != TCP_CLOSE || sk->sk_protocol != IPPROTO_TCP)
-			return;
-		hs_start(sk);
-		return;
 	case TCP_ESTABLISHED:
 		if (oldstate == TCP_SYN_SENT)
 			direction = CN_ACTIVE;
@@ -321,9 +304,6 @@ static __always_inline void record(const struct sock *sk, int oldstate, int news
 		if (oldstate < 0 || oldstate >= 32 || !((1u << oldstate) & ENDING_STATES))
 			return;
 		outcome = end_of(sk, oldstate);
-		/* A listener's children inherit its backlog; a connecting socket has none. */
-		if (!sk->sk_max_ack_backlog)
-			direction = CN_ACTIVE;
 		break;
 	default:
 		return;
@@ -332,16 +312,23 @@ static __always_inline void record(const struct sock *sk, int oldstate, int news
 	if (sk->sk_protocol != IPPROTO_TCP)
 		return;
 	family = sk_family(sk);
-	slot = CN_SLOT(family, direction, outcome);
 	slice = cpu_slice_of(&tcp_connections);
-	add(slice, sk, slot, 1, netns);
-	if (handshake && outcome == CN_ESTABLISHED) {
-		record_handshake(slice, sk, family, direction, netns);
-	} else if (handshake && outcome == CN_FAILED &&
-		   (direction == CN_ACTIVE || !sk->sk_max_ack_backlog)) {
-		/* A connect that failed, or a simultaneous open: its start goes. */
-		hs_take(sk);
+	if (outcome == CN_ESTABLISHED) {
+		record_established(slice, sk, family, direction, netns, handshake);
+		return;
 	}
+	if (outcome != CN_FAILED) {
+		direction = end_direction(sk);
+	} else if (direction == CN_ACTIVE && handshake) {
+		/* A failed connect whose SYN was retransmitted leaves its note. */
+		tp = bpf_skc_to_tcp_sock((struct sock *)sk);
+		if (tp && tp->total_retrans)
+			take_note(sk);
+	} else if (!sk->sk_max_ack_backlog && handshake) {
+		/* A simultaneous open that failed may hold its SYN's note. */
+		take_note(sk);
+	}
+	add(slice, sk, CN_SLOT(family, direction, outcome), 1, netns, stride);
 }
 
 SEC("tp_btf/inet_sock_set_state")
@@ -369,6 +356,50 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(count_handshake_netns, const struct sock *sk, int oldstate, int newstate)
 {
 	record(sk, oldstate, newstate, true, true);
+	return 0;
+}
+
+/* Whether the socket's TCP timestamps, and so retrans_stamp, are in microseconds (6.7+). */
+static __always_inline bool usec_ts(const struct tcp_sock *tp)
+{
+	if (!bpf_core_field_exists(tp->tcp_usec_ts))
+		return false;
+	return BPF_CORE_READ_BITFIELD(tp, tcp_usec_ts);
+}
+
+/*
+ * A SYN retransmitted (loaded with handshake timing; tcp_retransmit_skb fires after each
+ * retransmit that went out): note the first SYN's send time, which retrans_stamp holds while
+ * the socket is in SYN_SENT (tcp_connect sets it; a retransmit keeps it), in the units of
+ * tcp_time_stamp (ms; us with tcp_usec_ts), brought to tcp_mstamp's microseconds (the same
+ * clock). The first retransmit's note stands.
+ */
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(note_syn_retransmit, const struct sock *sk)
+{
+	struct tcp_sock *tp;
+	__u64 key, now, first, ms;
+	__u32 stamp;
+
+	if (sk->__sk_common.skc_state != TCP_SYN_SENT || sk->sk_protocol != IPPROTO_TCP)
+		return 0;
+	tp = bpf_skc_to_tcp_sock((struct sock *)sk);
+	if (!tp)
+		return 0;
+	stamp = tp->retrans_stamp;
+	now = tp->tcp_mstamp;
+	if (!stamp)
+		return 0;
+	if (usec_ts(tp)) {
+		first = now - (__u32)((__u32)now - stamp);
+	} else {
+		ms = now / 1000;
+		first = (ms - (__u32)((__u32)ms - stamp)) * 1000;
+	}
+	if (!first || first == CN_NOTE_PASSIVE)
+		return 0;
+	key = note_key(sk);
+	bpf_map_update_elem(&tcp_socket_notes, &key, &first, BPF_NOEXIST);
 	return 0;
 }
 

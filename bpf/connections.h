@@ -4,6 +4,7 @@
 #define NETSTACK_CONNECTIONS_H
 
 #include "cpu_array.h"
+#include "hist.h"
 
 enum conn_family { CN_IPV4, CN_IPV6, CN_OTHER, CN_NR_FAMILIES };
 enum conn_direction { CN_ACTIVE, CN_PASSIVE, CN_NR_DIRECTIONS };
@@ -20,57 +21,50 @@ enum conn_outcome {
 #define CN_LABEL_NETNS (1u << 0)
 
 /*
- * Handshake time histograms, one per (family, direction), classic buckets in microseconds:
- * bucket b holds HS_BOUND(b - 1) < us <= HS_BOUND(b), the last bucket +Inf. The bounds are
- * 2^k s rounded down to whole microseconds, k = -16..-1 and 1..5 (15 us to 0.5 s, then 2, 4,
- * 8, 16, 32 s): none at 1 s, because the kernel's 1 s initial RTO fires a few milliseconds
- * either side of its second (jiffies, timer wheel), and a bound there would split the
- * handshakes that needed one retransmit over two buckets; (0.5 s, 2 s] holds them, and each
- * further retransmit (3 s, 7 s, 15 s, 31 s) a bucket of its own. 2^k s is the edge of a native
- * bucket of every schema, counted the same way.
+ * Handshake time histograms, one per (family, direction) of IPv4 and IPv6 (a TCP socket is one
+ * or the other: CN_OTHER never has a handshake), counted in cells (bpf/hist.h): a handshake is
+ * one cell increment and the sum. The classic buckets user space derives from the cells, in
+ * microseconds: bucket b holds HS_BOUND(b - 1) < us <= HS_BOUND(b), the last bucket +Inf. The
+ * bounds are 2^k s rounded down to whole microseconds, k = -16..-1 and 1..5 (15 us to 0.5 s,
+ * then 2, 4, 8, 16, 32 s): none at 1 s, because the kernel's 1 s initial RTO fires a few
+ * milliseconds either side of its second (jiffies, timer wheel), and a bound there would split
+ * the handshakes that needed one retransmit over two buckets; (0.5 s, 2 s] holds them, and each
+ * further retransmit (3 s, 7 s, 15 s, 31 s) a bucket of its own. 2^k s rounded down is a native
+ * bucket edge of schema 3 (HIST_EDGE_8 of its octave, or the octave's start): a cell boundary.
  */
 #define HS_NR_BOUNDS 21
 #define HS_NR_BUCKETS (HS_NR_BOUNDS + 1)
 #define HS_BOUND(b) ((unsigned int)((1000000ull << ((b) + ((b) >= 16))) >> 16))
+#define HS_NR_FAMILIES 2 /* CN_IPV4, CN_IPV6 */
+#define HS_NR_HISTS (HS_NR_FAMILIES * CN_NR_DIRECTIONS)
+#define HS_HIST(family, direction) ((family)*CN_NR_DIRECTIONS + (direction))
 
 /*
- * Start times of pending connects (bpf/connections.bpf.c tcp_handshake_start): HS_SETS sets of
- * HS_WAYS sockets, one cache line each.
- */
-#define HS_WAYS 4
-#define HS_SETS_SHIFT 13
-#define HS_SETS (1u << HS_SETS_SHIFT)
-struct hs_set {
-	__u64 sk[HS_WAYS];    /* socket address, 0: free */
-	__u64 start[HS_WAYS]; /* bpf_ktime_get_ns() at SYN_SENT */
-};
-
-/*
- * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome); per (family,
- * direction) the handshake histogram, each bucket's count and sum of microseconds side by side
- * (a handshake's two updates land on one cache line; the histogram's sum is its buckets'), and
- * the handshakes established without a time; then the overflow count.
+ * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome); per
+ * histogram the handshakes established without a time; the overflow count; then, with
+ * handshake timing only, the HIST_SIZE counters of each histogram (its cells, then its sum).
+ * Without timing the table ends at the overflow count (CN_NR_COUNT_SLOTS, a smaller stride).
  */
 #define CN_SLOT(family, direction, outcome)                                                        \
 	(((family)*CN_NR_DIRECTIONS + (direction)) * CN_NR_OUTCOMES + (outcome))
-#define HS_BASE CN_SLOT(CN_NR_FAMILIES, 0, 0)
-#define HS_PER_HIST (2 * HS_NR_BUCKETS + 1)
-#define HS_HIST(family, direction) ((family)*CN_NR_DIRECTIONS + (direction))
-#define HS_COUNT(hist, bucket) (HS_BASE + (hist)*HS_PER_HIST + 2 * (bucket))
-#define HS_SUM(hist, bucket) (HS_COUNT(hist, bucket) + 1)
-#define HS_UNTIMED(hist) HS_COUNT(hist, HS_NR_BUCKETS)
-#define HS_NR_HISTS (CN_NR_FAMILIES * CN_NR_DIRECTIONS)
-#define CN_OVERFLOW HS_COUNT(HS_NR_HISTS, 0) /* events the hash had no room for */
-#define CN_NR_SLOTS (CN_OVERFLOW + 1)
-/*
- * Native buckets (bpf/native.h), when on: slot d of histogram hist is element
- * hist * slots + d of this CPU's slice of tcp_handshake_native (without the netns label; with
- * it, what the hash had no room for), and with the netns label slot HS_NATIVE_BASE + that of
- * the slot table's hash.
- */
-#define HS_NATIVE_BASE CN_NR_SLOTS
-#define HS_NATIVE_STRIDE(slots) CPU_STRIDE(HS_NR_HISTS *(slots))
-/* Each CPU's slice of the by-CPU array tcp_connections (bpf/maps.bpf.h). */
+#define HS_UNTIMED(hist) (CN_SLOT(CN_NR_FAMILIES, 0, 0) + (hist))
+#define CN_OVERFLOW HS_UNTIMED(HS_NR_HISTS) /* events the hash had no room for */
+#define CN_NR_COUNT_SLOTS (CN_OVERFLOW + 1)
+#define HS_BASE CN_NR_COUNT_SLOTS
+#define HS_COUNTER(hist, i) (HS_BASE + (hist)*HIST_SIZE + (i)) /* i: a cell or HIST_SUM */
+#define CN_NR_SLOTS HS_COUNTER(HS_NR_HISTS, 0)
+/* Each CPU's slice of the by-CPU array tcp_connections (bpf/maps.bpf.h), with timing or not. */
 #define CN_STRIDE CPU_STRIDE(CN_NR_SLOTS)
+#define CN_COUNT_STRIDE CPU_STRIDE(CN_NR_COUNT_SLOTS)
+
+/*
+ * What the program notes of a socket in tcp_socket_notes, by socket address: for a connect
+ * whose SYN was retransmitted, the first SYN's send time (tcp_mstamp microseconds, never 0 or
+ * CN_NOTE_PASSIVE), until it leaves SYN_SENT; for a socket established passive that has no
+ * listen backlog (the child of a listen(fd, 0) listener, a simultaneous open), CN_NOTE_PASSIVE
+ * until it closes. A bounded hash, allocated per entry: these are rare.
+ */
+#define CN_NOTES 1024
+#define CN_NOTE_PASSIVE (~0ull)
 
 #endif

@@ -12,7 +12,7 @@
 #include "collectors/bpfload.h"
 #include "kernel/bpfmap.h"
 #include "collectors/collector.h"
-#include "collectors/nativehist.h"
+#include "collectors/histogram.h"
 #include "connections.h"
 #include "connections.skel.h"
 #include "kernel/kernel.h"
@@ -34,7 +34,7 @@ static const struct label_option optional_labels[] = {
 struct connections_opts {
 	struct series_opts series; /* first: registry.c parses labels, max_series */
 	bool handshake;		   /* netstack_tcp_handshake_seconds */
-	int native_schema;	   /* its native buckets' schema, or NATIVE_OFF */
+	int native_schema;	   /* its native buckets' schema, or HIST_NATIVE_OFF */
 };
 _Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
 	       "connections options too large");
@@ -43,19 +43,17 @@ _Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
 enum { FAM_CONNECTIONS, FAM_UNTIMED, FAM_HANDSHAKE };
 
 /*
- * Every slot is a series of its own, but the overflow count: each bucket and sum of a handshake
- * histogram too (rows of one histogram are put together at render).
+ * Every slot is a series of its own, but the overflow count: each cell and sum of a handshake
+ * histogram too (the rows of one histogram are put together at render).
  */
 static uint32_t slot_series(uint32_t slot)
 {
-	if (slot < HS_BASE)
-		return slot;
-	if (slot >= HS_NATIVE_BASE) /* native buckets, with the netns label */
-		return FAM_HANDSHAKE << 16 | slot;
-	if (slot >= CN_OVERFLOW)
-		return SLOT_NONE;
-	if ((slot - HS_BASE) % HS_PER_HIST == 2 * HS_NR_BUCKETS)
+	if (slot < HS_UNTIMED(0))
+		return FAM_CONNECTIONS << 16 | slot;
+	if (slot < CN_OVERFLOW)
 		return FAM_UNTIMED << 16 | slot;
+	if (slot == CN_OVERFLOW)
+		return SLOT_NONE;
 	return FAM_HANDSHAKE << 16 | slot;
 }
 
@@ -90,17 +88,15 @@ static const uint32_t always[] = {
 	HS_UNTIMED(HS_HIST(CN_IPV6, CN_PASSIVE)),
 };
 #define NR_ALWAYS_CONNECTIONS CN_SLOT(CN_OTHER, 0, 0)
-_Static_assert(sizeof(always) / sizeof(always[0]) == NR_ALWAYS_CONNECTIONS + 4,
+_Static_assert(sizeof(always) / sizeof(always[0]) == NR_ALWAYS_CONNECTIONS + HS_NR_HISTS,
 	       "always: the IPv4 and IPv6 slots");
 
-/* One handshake histogram being rendered. */
+/* One handshake histogram being rendered: its HIST_SIZE counters (bpf/hist.h). */
 struct hs_hist {
 	uint32_t hist; /* HS_HIST(family, direction) */
 	uint32_t netns;
 	bool overflow;
-	uint64_t sum_us;
-	uint64_t counts[HS_NR_BUCKETS];
-	uint64_t *native; /* table.slots native slots, or NULL (native buckets off) */
+	uint64_t c[HIST_SIZE];
 };
 
 /* A running connections collector. */
@@ -108,13 +104,9 @@ struct connections {
 	struct connections_opts cfg;
 	struct connections_bpf *skel;
 	struct slot_table counts;
-	double bounds[HS_NR_BOUNDS]; /* seconds */
+	struct hist_layout layout;
 	struct hs_hist *hists;
 	size_t hists_cap;
-	struct native_table table;	 /* native buckets' edges, when native_slots */
-	uint32_t native_slots;		 /* table.slots, 0: native buckets off */
-	struct percpu_reader native_arr; /* tcp_handshake_native */
-	uint64_t *native_buf;		 /* native_slots per histogram of hists */
 };
 
 static void connections_reset(void *opts)
@@ -122,14 +114,14 @@ static void connections_reset(void *opts)
 	struct connections_opts *o = opts;
 
 	o->handshake = true;
-	o->native_schema = NATIVE_SCHEMA_DEFAULT;
+	o->native_schema = HIST_SCHEMA_DEFAULT;
 }
 
 static int connections_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
 {
 	if (!strcmp(key, "native_schema"))
-		return native_parse_schema(value, &((struct connections_opts *)opts)->native_schema,
-					   err, errlen);
+		return hist_parse_schema(value, &((struct connections_opts *)opts)->native_schema,
+					 err, errlen);
 	if (!strcmp(key, "handshake_time"))
 		return parse_bool(value, &((struct connections_opts *)opts)->handshake, err,
 				  errlen);
@@ -142,8 +134,6 @@ static void connections_stop(void *state)
 
 	connections_bpf__destroy(cn->skel);
 	slot_table_free(&cn->counts);
-	percpu_reader_free(&cn->native_arr);
-	free(cn->native_buf);
 	free(cn->hists);
 	free(cn);
 }
@@ -154,7 +144,8 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 	const struct connections_opts *o = opts;
 	bool netns = o->series.label_mask & CN_LABEL_NETNS;
 	uint32_t hash_size = netns ? o->series.max_series : 1;
-	struct bpf_program *count;
+	uint32_t bounds_us[HS_NR_BOUNDS];
+	struct bpf_program *progs[2];
 	struct connections *cn;
 	char hs[64];
 	int err;
@@ -172,63 +163,63 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 	if (!cn)
 		return -ENOMEM;
 	cn->cfg = *o;
+	for (int b = 0; b < HS_NR_BOUNDS; b++)
+		bounds_us[b] = HS_BOUND(b);
+	/* The bounds are cell boundaries (tests/unit/test_hist.c); the key checked the schema. */
+	err = hist_layout_init(&cn->layout, bounds_us, HS_NR_BOUNDS, o->native_schema);
+	if (err) {
+		log_error("connections: handshake buckets: %s", strerror(-err));
+		goto cleanup;
+	}
 	cn->skel = connections_bpf__open();
 	if (!cn->skel) {
 		err = -errno;
 		log_error("connections: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	/* The variant without the code of what is off (bpf/connections.bpf.c). */
-	if (o->handshake)
-		count = netns ? cn->skel->progs.count_handshake_netns
-			      : cn->skel->progs.count_handshake;
-	else
-		count = netns ? cn->skel->progs.count_connection_netns
-			      : cn->skel->progs.count_connection;
-	bpf_autoload_only(cn->skel->obj, &count, 1);
-	/* The start times only when timing is on. */
-	bpf_map__set_autocreate(cn->skel->maps.tcp_handshake_start, o->handshake);
+	/*
+	 * The variant without the code of what is off (bpf/connections.bpf.c), and with handshake
+	 * timing the retransmitted SYNs' program; without it, the slot table without histograms.
+	 */
+	if (o->handshake) {
+		progs[0] = netns ? cn->skel->progs.count_handshake_netns
+				 : cn->skel->progs.count_handshake;
+		progs[1] = cn->skel->progs.note_syn_retransmit;
+	} else {
+		progs[0] = netns ? cn->skel->progs.count_connection_netns
+				 : cn->skel->progs.count_connection;
+		bpf_map__set_value_size(cn->skel->maps.tcp_connections,
+					CN_COUNT_STRIDE * sizeof(uint64_t));
+	}
+	bpf_autoload_only(cn->skel->obj, progs, o->handshake ? 2 : 1);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections_netns, hash_size);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections, cpu_array_entries(1));
-	if (o->handshake && o->native_schema != NATIVE_OFF) {
-		native_table_init(&cn->table, o->native_schema); /* the key checked the schema */
-		cn->native_slots = cn->table.slots;
-		memcpy((void *)&cn->skel->rodata->hs_native_table, &cn->table, sizeof(cn->table));
-		cn->skel->rodata->native_stride = HS_NATIVE_STRIDE(cn->native_slots);
-		bpf_map__set_value_size(cn->skel->maps.tcp_handshake_native,
-					HS_NATIVE_STRIDE(cn->native_slots) * sizeof(uint64_t));
-		bpf_map__set_max_entries(cn->skel->maps.tcp_handshake_native, cpu_array_entries(1));
-	} else {
-		bpf_map__set_autocreate(cn->skel->maps.tcp_handshake_native, false);
-	}
 	err = bpf_load(env, cn->skel->skeleton, "connections", NULL, false);
-	if (!err)
-		err = bpf_attach(env, cn->skel->skeleton, "connections",
-				 "tp_btf/inet_sock_set_state", EV_NONE);
 	if (err)
 		goto cleanup;
-	err = slot_table_init(&cn->counts, bpf_map__fd(cn->skel->maps.tcp_connections), CN_NR_SLOTS,
-			      CN_STRIDE, bpf_map__fd(cn->skel->maps.tcp_connections_netns),
-			      hash_size, netns, slot_series);
-	if (!err && cn->native_slots) {
-		/* With the netns label, native slots live in the hash beyond the array's. */
-		cn->counts.hash_slots = HS_NATIVE_BASE + HS_NR_HISTS * cn->native_slots;
-		err = cpu_array_reader_init(
-			&cn->native_arr, bpf_map__fd(cn->skel->maps.tcp_handshake_native),
-			HS_NR_HISTS * cn->native_slots, HS_NATIVE_STRIDE(cn->native_slots));
-	}
+	/* Pinned notes may predate this program's count of them: always look them up. */
+	if (env->pin_root[0])
+		cn->skel->bss->passive_notes = 1ull << 62;
+	err = bpf_attach(env, cn->skel->skeleton, "connections", "tp_btf/inet_sock_set_state",
+			 EV_NONE);
 	if (err)
 		goto cleanup;
-	for (int b = 0; b < HS_NR_BOUNDS; b++)
-		cn->bounds[b] = HS_BOUND(b) / 1e6;
+	err = slot_table_init(&cn->counts, bpf_map__fd(cn->skel->maps.tcp_connections),
+			      o->handshake ? CN_NR_SLOTS : CN_NR_COUNT_SLOTS,
+			      o->handshake ? CN_STRIDE : CN_COUNT_STRIDE,
+			      bpf_map__fd(cn->skel->maps.tcp_connections_netns), hash_size, netns,
+			      slot_series);
+	if (err)
+		goto cleanup;
 	*state = cn;
-	if (cn->native_slots)
-		snprintf(hs, sizeof(hs), "handshake native buckets of schema %d", o->native_schema);
+	if (!o->handshake)
+		snprintf(hs, sizeof(hs), "handshake timing off");
+	else if (o->native_schema == HIST_NATIVE_OFF)
+		snprintf(hs, sizeof(hs), "handshake native buckets off");
 	else
-		snprintf(hs, sizeof(hs), "handshake %s",
-			 o->handshake ? "native buckets off" : "timing off");
+		snprintf(hs, sizeof(hs), "handshake native buckets of schema %d", o->native_schema);
 	log_info("connections: attached %s to tp_btf/inet_sock_set_state (max_series=%u, %s)",
-		 bpf_program__name(count), cn->cfg.series.max_series, hs);
+		 bpf_program__name(progs[0]), cn->cfg.series.max_series, hs);
 	return 0;
 cleanup:
 	connections_stop(cn);
@@ -238,8 +229,8 @@ cleanup:
 static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
 	struct connections *cn = collector;
-	bool untimed = r->slot >= HS_BASE; /* FAM_UNTIMED: a (family, direction) pair */
-	uint32_t pair = untimed ? (r->slot - HS_BASE) / HS_PER_HIST : r->slot / CN_NR_OUTCOMES;
+	bool untimed = r->slot >= HS_UNTIMED(0); /* FAM_UNTIMED: a (family, direction) pair */
+	uint32_t pair = untimed ? r->slot - HS_UNTIMED(0) : r->slot / CN_NR_OUTCOMES;
 	struct labels l = { 0 };
 	char netns_buf[21];
 
@@ -272,7 +263,7 @@ static const struct slot_collector slots = {
 	.render = render_row,
 };
 
-/* Rows of the handshake histograms: by overflow, netns, histogram, then bucket. */
+/* Rows of the handshake histograms: by overflow, netns, then slot (histogram, counter). */
 static int cmp_hs_row(const void *a, const void *b)
 {
 	const struct slot_row *x = a, *y = b;
@@ -287,29 +278,13 @@ static int cmp_hs_row(const void *a, const void *b)
 static struct hs_hist *new_hist(struct connections *cn, size_t *n, uint32_t hist, uint32_t netns,
 				bool overflow)
 {
-	struct hs_hist *h = &cn->hists[*n];
+	struct hs_hist *h = &cn->hists[(*n)++];
 
 	memset(h, 0, sizeof(*h));
 	h->hist = hist;
 	h->netns = netns;
 	h->overflow = overflow;
-	if (cn->native_slots) {
-		h->native = cn->native_buf + *n * cn->native_slots;
-		memset(h->native, 0, cn->native_slots * sizeof(*h->native));
-	}
-	(*n)++;
 	return h;
-}
-
-/* The histogram of (hist, netns, overflow) among those from first on, made if new. */
-static struct hs_hist *hist_of(struct connections *cn, size_t *n, size_t first, uint32_t hist,
-			       uint32_t netns, bool overflow)
-{
-	for (size_t i = first; i < *n; i++)
-		if (cn->hists[i].hist == hist && cn->hists[i].netns == netns &&
-		    cn->hists[i].overflow == overflow)
-			return &cn->hists[i];
-	return new_hist(cn, n, hist, netns, overflow);
 }
 
 /* Make room for n histograms; 0 or -ENOMEM. */
@@ -323,107 +298,73 @@ static int hists_room(struct connections *cn, size_t n)
 	if (!p)
 		return -ENOMEM;
 	cn->hists = p;
-	if (cn->native_slots) {
-		uint64_t *b = realloc(cn->native_buf, n * cn->native_slots * sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		cn->native_buf = b;
-	}
 	cn->hists_cap = n;
 	return 0;
 }
 
 static void render_hist(struct connections *cn, struct expo *e, const struct hs_hist *h)
 {
-	bool netns = cn->cfg.series.label_mask & CN_LABEL_NETNS;
 	struct labels l = { 0 };
-	struct native_hist nh;
 	char netns_buf[21];
 
 	labels_add(&l, "family", family_names[h->hist / CN_NR_DIRECTIONS]);
 	labels_add(&l, "direction", direction_names[h->hist % CN_NR_DIRECTIONS]);
-	if (netns)
+	if (cn->cfg.series.label_mask & CN_LABEL_NETNS)
 		labels_add(&l, "netns",
 			   h->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, h->netns));
-	if (!h->native) {
-		expo_histogram(e, &l, cn->bounds, h->counts, HS_NR_BOUNDS, h->sum_us / 1e6);
-		return;
-	}
-	native_hist_of(&nh, &cn->table, h->native);
-	expo_histogram_native(e, &l, cn->bounds, h->counts, HS_NR_BOUNDS, h->sum_us / 1e6, &nh);
+	hist_render(e, &l, &cn->layout, h->c);
 }
 
 /*
- * The histograms from the rows of the last read (rows: those of FAM_HANDSHAKE, n of them) and,
- * with native buckets, the native array (without the netns label all of them; with it, what
- * the hash had no room for).
+ * The histograms from the rows of the last read (rows: those of FAM_HANDSHAKE, n of them, one
+ * per counter that is not 0): every bucket and the count of a histogram from its cells, read
+ * together (histogram.c).
  */
 static int render_handshakes(struct connections *cn, struct expo *e, struct slot_row *rows,
 			     size_t n)
 {
 	bool netns = cn->cfg.series.label_mask & CN_LABEL_NETNS;
-	size_t nh = 0, group = 0;
-	uint32_t ns = cn->native_slots;
-	/* A histogram a row, the IPv4 and IPv6 ones, the native array's overflow ones. */
-	int err = hists_room(cn, n + (size_t)HS_NR_HISTS + (size_t)HS_NR_HISTS);
+	size_t nh = 0, groups = HS_NR_HISTS;
+	int err;
 
+	qsort(rows, n, sizeof(*rows), cmp_hs_row);
+	/* With the label, a histogram per (overflow, netns, histogram) of the rows. */
+	for (size_t i = 0; netns && i < n; i++)
+		groups += !i || rows[i].overflow != rows[i - 1].overflow ||
+			  rows[i].netns != rows[i - 1].netns ||
+			  (rows[i].slot - HS_BASE) / HIST_SIZE !=
+				  (rows[i - 1].slot - HS_BASE) / HIST_SIZE;
+	err = hists_room(cn, groups);
 	if (err)
 		return err;
-	if (ns) {
-		err = percpu_reader_read(&cn->native_arr);
-		if (err < 0) {
-			log_warn("connections: cannot read tcp_handshake_native: %s",
-				 strerror(-err));
-			return err;
-		}
-	}
 	/* Without the label, the IPv4 and IPv6 histograms exist from the start. */
 	if (!netns)
-		for (uint32_t i = 0; i < HS_HIST(CN_OTHER, 0); i++)
+		for (uint32_t i = 0; i < HS_NR_HISTS; i++)
 			new_hist(cn, &nh, i, 0, false);
-	qsort(rows, n, sizeof(*rows), cmp_hs_row);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, first = nh; i < n; i++) {
 		const struct slot_row *r = &rows[i];
-		struct hs_hist *h;
-		uint32_t hist, idx;
-
-		/* Rows sort by (overflow, netns): a new pair starts a new group of histograms. */
-		if (netns && i &&
-		    (r->netns != rows[i - 1].netns || r->overflow != rows[i - 1].overflow))
-			group = nh;
-		if (r->slot >= HS_NATIVE_BASE) {
-			idx = r->slot - HS_NATIVE_BASE;
-			if (!ns || idx >= HS_NR_HISTS * ns)
-				continue;
-			h = hist_of(cn, &nh, group, idx / ns, r->netns, r->overflow);
-			h->native[idx % ns] += r->value;
-			continue;
-		}
-		hist = (r->slot - HS_BASE) / HS_PER_HIST;
-		idx = (r->slot - HS_BASE) % HS_PER_HIST; /* 2 * bucket (+ 1: sum) */
-		h = hist_of(cn, &nh, group, hist, r->netns, r->overflow);
-		if (idx % 2)
-			h->sum_us += r->value;
-		else
-			h->counts[idx / 2] += r->value;
-	}
-	/* The native array: every histogram without the label, the overflow ones with it. */
-	for (uint32_t hist = 0; ns && hist < HS_NR_HISTS; hist++) {
-		const uint64_t *v = cn->native_arr.sums + (size_t)hist * ns;
+		uint32_t hist = (r->slot - HS_BASE) / HIST_SIZE,
+			 at = (r->slot - HS_BASE) % HIST_SIZE;
 		struct hs_hist *h = NULL;
 
-		for (uint32_t d = 0; d < ns; d++) {
-			if (!v[d])
-				continue;
-			if (!h)
-				h = hist_of(cn, &nh, 0, hist, 0, netns);
-			h->native[d] += v[d];
-		}
+		if (r->slot < HS_BASE || hist >= HS_NR_HISTS)
+			continue;
+		/* Rows sort by (overflow, netns, slot): a histogram's rows are together. */
+		if (!netns)
+			h = &cn->hists[hist];
+		else if (nh > first && cn->hists[nh - 1].hist == hist &&
+			 cn->hists[nh - 1].netns == r->netns &&
+			 cn->hists[nh - 1].overflow == r->overflow)
+			h = &cn->hists[nh - 1];
+		else
+			h = new_hist(cn, &nh, hist, r->netns, r->overflow);
+		h->c[at] += r->value;
 	}
-	expo_family(e, "netstack_tcp_handshake_seconds", METRIC_HISTOGRAM,
-		    "TCP handshake time by direction: active from connect() to ESTABLISHED, SYN "
-		    "retransmits included; passive from the SYN's arrival to ESTABLISHED.");
+	expo_family(
+		e, "netstack_tcp_handshake_seconds", METRIC_HISTOGRAM,
+		"TCP handshake time by direction: active from the first SYN sent to the SYN-ACK "
+		"received, SYN retransmits included; passive from the SYN's arrival to "
+		"ESTABLISHED.");
 	for (size_t i = 0; i < nh; i++)
 		render_hist(cn, e, &cn->hists[i]);
 	return 0;

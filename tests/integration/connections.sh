@@ -15,6 +15,9 @@
 #   abandon  2 such connects closed while still pending    C: active failed
 #   stall    1 connection whose data S's nftables drops,   C: active established, timeout
 #            ended by TCP_USER_TIMEOUT                     S: passive established
+#   backlog0 (IPv4 only) 1 connection closed with FINs to  C: active established, closed
+#            a server that called listen(fd, 0), whose     S: passive established, closed
+#            children inherit a backlog of 0
 # Each phase's counts (netns label) must be exactly those, nothing else in C and S, and every
 # phase must hold the relations of docs/collectors/connections.md with the kernel's counters:
 #   ActiveOpens(C)  = active established + active failed
@@ -37,6 +40,7 @@ P_MAIN=5401   # served
 P_CLOSED=5402 # nothing listens
 P_SYNACK=5403 # served, but C drops the SYN-ACKs
 P_STALL=5404  # served, but S drops the data packets
+P_BACKLOG0=5405 # served by a listener made with listen(fd, 0)
 
 netns_client_server conns
 
@@ -57,8 +61,10 @@ table inet conns {
 }
 EOF
 
-for port in "$P_MAIN" "$P_SYNACK" "$P_STALL"; do
-	ip netns exec "$NS_S" "$CONN" server "$port" >"$TMP/server.$port" 2>&1 &
+for port in "$P_MAIN" "$P_SYNACK" "$P_STALL" "$P_BACKLOG0"; do
+	backlog=128
+	[ "$port" = "$P_BACKLOG0" ] && backlog=0
+	ip netns exec "$NS_S" "$CONN" server "$port" "$backlog" >"$TMP/server.$port" 2>&1 &
 	on_exit "kill $!; wait $!"
 	for _ in $(seq 100); do
 		grep -q listening "$TMP/server.$port" && break
@@ -210,6 +216,12 @@ for fam in ipv4 ipv6; do
 	expect "$fam.stall" "$fam" S passive established=1
 	relations "$fam.stall" 0
 done
+# A listener made with listen(fd, 0): its children inherit a backlog of 0, as a connecting
+# socket has; the end of the connection is still passive.
+phase backlog0 close 10.99.0.2 "$P_BACKLOG0" 1
+expect backlog0 ipv4 C active established=1 closed=1
+expect backlog0 ipv4 S passive established=1 closed=1
+relations backlog0 0
 snapshot all.after
 relations all 4
 

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """TCP connections that end in a chosen way, for tests/integration/connections.sh.
 
-  tcpconn.py server PORT          listen on [::]:PORT (IPv4 too, v4-mapped); each connection
-                                  is read until EOF or an error, then closed. Prints "listening".
+  tcpconn.py server PORT [BACKLOG]
+                                  listen on [::]:PORT (IPv4 too, v4-mapped) with BACKLOG (128);
+                                  each connection is read until EOF or an error, then closed.
+                                  Prints "listening".
   tcpconn.py client MODE ADDR PORT N
                                   N connections to ADDR:PORT at once, each ending as MODE says:
       close     send a byte, shut down writing, read until the server's EOF, close: both ends
@@ -33,12 +35,12 @@ import threading
 import time
 
 
-def serve(port):
+def serve(port, backlog=128):
     s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     s.bind(("::", port))
-    s.listen(128)
+    s.listen(backlog)
     print("listening", flush=True)
 
     def drain(c):
@@ -137,8 +139,8 @@ def churn(addr, port, seconds, threads):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "server":
-        serve(int(sys.argv[2]))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "server":
+        serve(*map(int, sys.argv[2:]))
     elif len(sys.argv) == 6 and sys.argv[1] == "client":
         sys.exit(client(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
     elif len(sys.argv) >= 4 and sys.argv[1] == "clients":

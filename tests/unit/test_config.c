@@ -865,6 +865,24 @@ static void test_rtt_native_schema(void)
 		     "native_schema: expected off or a schema from 0 to 5, got 'on'");
 }
 
+/* [collector.connections] native_schema: off or 0..3 (the kernel's cells resolve schema 3). */
+static void test_connections_native_schema(void)
+{
+	struct config a, b, d;
+
+	config_defaults(&d);
+	EXPECT_OK(&a, "[collector.connections]\nnative_schema = 3\n");
+	CHECK(collector_opts_equal(&a.collectors[collector_index("connections")],
+				   &d.collectors[collector_index("connections")]));
+	EXPECT_OK(&b, "[collector.connections]\nnative_schema = off\n");
+	CHECK(!collector_opts_equal(&a.collectors[collector_index("connections")],
+				    &b.collectors[collector_index("connections")]));
+	EXPECT_OK(&b, "[collector.connections]\nnative_schema = 0\n");
+	EXPECT_ERROR("[collector.connections]\nnative_schema = 4\n", 2,
+		     "native_schema: expected off or a schema from 0 to 3 (the kernel counts at "
+		     "schema 3), got '4'");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -905,6 +923,7 @@ int main(void)
 	RUN(test_tls_keys_together);
 	RUN(test_collector_options_compared);
 	RUN(test_rtt_native_schema);
+	RUN(test_connections_native_schema);
 	RUN(test_sampling);
 
 	for (int i = 1; i <= nfiles; i++) {
