@@ -65,11 +65,35 @@ struct {
 } tcp_socket_notes SEC(".maps");
 
 /*
- * Passive notes in tcp_socket_notes (inserted less deleted; user space sets it high where
- * pinned notes may predate this program): while 0, a closing socket without backlog is active
- * and needs no look-up.
+ * The passive notes in tcp_socket_notes (inserted less deleted): while 0, a closing socket
+ * without backlog is active and needs no look-up. A plain array in the kernel's direct map, not
+ * a global in .bss (vmalloc'ed when mmapable: a page walk on a cold TLB entry at every close);
+ * pinned with the notes, so the two agree across restarts.
  */
-__u64 passive_notes;
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tcp_passive_notes SEC(".maps");
+
+/* Add n to the count of passive notes. */
+static __always_inline void passive_notes_add(__s64 n)
+{
+	__u32 zero = 0;
+	__u64 *v = bpf_map_lookup_elem(&tcp_passive_notes, &zero);
+
+	if (v)
+		__sync_fetch_and_add(v, n);
+}
+
+static __always_inline bool passive_notes_any(void)
+{
+	__u32 zero = 0;
+	__u64 *v = bpf_map_lookup_elem(&tcp_passive_notes, &zero);
+
+	return v && *v;
+}
 
 static __always_inline __u64 note_key(const struct sock *sk)
 {
@@ -83,7 +107,7 @@ static __always_inline void note_passive(const struct sock *sk)
 
 	/* A simultaneous open may hold its SYN's time: the passive note replaces it. */
 	if (!bpf_map_update_elem(&tcp_socket_notes, &key, &v, BPF_ANY))
-		__sync_fetch_and_add(&passive_notes, 1);
+		passive_notes_add(1);
 }
 
 /* sk's note taken out: its value, or 0 when it has none. */
@@ -97,7 +121,7 @@ static __always_inline __u64 take_note(const struct sock *sk)
 	if (bpf_map_delete_elem(&tcp_socket_notes, &key))
 		return 0; /* another CPU took it */
 	if (note == CN_NOTE_PASSIVE)
-		__sync_fetch_and_sub(&passive_notes, 1);
+		passive_notes_add(-1);
 	return note;
 }
 
@@ -266,7 +290,7 @@ static __always_inline __u32 end_direction(const struct sock *sk)
 {
 	if (sk->sk_max_ack_backlog)
 		return CN_PASSIVE;
-	if (passive_notes && take_note(sk) == CN_NOTE_PASSIVE)
+	if (passive_notes_any() && take_note(sk) == CN_NOTE_PASSIVE)
 		return CN_PASSIVE;
 	return CN_ACTIVE;
 }

@@ -197,9 +197,6 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 	err = bpf_load(env, cn->skel->skeleton, "connections", NULL, false);
 	if (err)
 		goto cleanup;
-	/* Pinned notes may predate this program's count of them: always look them up. */
-	if (env->pin_root[0])
-		cn->skel->bss->passive_notes = 1ull << 62;
 	err = bpf_attach(env, cn->skel->skeleton, "connections", "tp_btf/inet_sock_set_state",
 			 EV_NONE);
 	if (err)

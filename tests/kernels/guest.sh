@@ -518,6 +518,10 @@ connections_phase() {
 			"^netstack_tcp_(handshake_seconds_count|handshakes_untimed_total)[{]family=\"ipv6\",direction=\"$dir\"")
 		check_eq "handshake: ipv6 $dir timed + untimed = established" \
 			"$(cdelta "$dir" established)" "$hs"
+		# Each began after the program attached, none in a simultaneous open: all timed
+		# (active: the SYN's round trip from srtt_us, or the retransmit's note).
+		check_eq "handshake: ipv6 $dir untimed = 0" 0 "$(deltas /tmp/c0 /tmp/c1 \
+			"^netstack_tcp_handshakes_untimed_total[{]family=\"ipv6\",direction=\"$dir\"")"
 	done
 	mark "connections checked"
 }
