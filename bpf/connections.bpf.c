@@ -256,16 +256,17 @@ static __always_inline void record_established(__u64 *slice, const struct sock *
 		return;
 	}
 	hist = HS_HIST(family, direction);
+	est = HS_EST(hist);
 	if (direction == CN_ACTIVE)
 		us = active_us(sk);
 	else if (!simultaneous)
 		us = passive_us(sk);
-	at = us == ~0u ? HS_UNTIMED(hist) : HS_COUNTER(hist, hist_cell(us));
+	at = us == ~0u ? HS_UNTIMED(hist) : HS_CELL(hist, hist_cell(us));
 	if (netns) {
 		__u64 *e = netns_counter(sk, est), *c = netns_counter(sk, at), *sum = c;
 
 		if (us != ~0u)
-			sum = netns_counter(sk, HS_COUNTER(hist, HIST_SUM));
+			sum = netns_counter(sk, HS_SUM(hist));
 		if (e && c && sum) {
 			*e += 1;
 			*c += 1;
@@ -278,7 +279,7 @@ static __always_inline void record_established(__u64 *slice, const struct sock *
 	slice_add(slice, est, 1, CN_STRIDE);
 	slice_add(slice, at, 1, CN_STRIDE);
 	if (us != ~0u)
-		slice_add(slice, HS_COUNTER(hist, HIST_SUM), us, CN_STRIDE);
+		slice_add(slice, HS_SUM(hist), us, CN_STRIDE);
 }
 
 /*

@@ -40,19 +40,28 @@ enum conn_outcome {
 #define HS_HIST(family, direction) ((family)*CN_NR_DIRECTIONS + (direction))
 
 /*
- * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome); per
- * histogram the handshakes established without a time; the overflow count; then, with
- * handshake timing only, the HIST_SIZE counters of each histogram (its cells, then its sum).
- * Without timing the table ends at the overflow count (CN_NR_COUNT_SLOTS, a smaller stride).
+ * The slot table's slots (bpf/cpu_array.h): one per (family, direction, outcome); the overflow
+ * count; then, with handshake timing only, a block per histogram: its established count (which
+ * replaces the (family, direction, established) slot), its untimed count and its sum side by
+ * side, so that every handshake touches that cache line and its cell's, then its HIST_CELLS
+ * cells (bpf/hist.h). Without timing the table ends at the overflow count (CN_NR_COUNT_SLOTS,
+ * a smaller stride).
  */
 #define CN_SLOT(family, direction, outcome)                                                        \
 	(((family)*CN_NR_DIRECTIONS + (direction)) * CN_NR_OUTCOMES + (outcome))
-#define HS_UNTIMED(hist) (CN_SLOT(CN_NR_FAMILIES, 0, 0) + (hist))
-#define CN_OVERFLOW HS_UNTIMED(HS_NR_HISTS) /* events the hash had no room for */
+#define CN_OVERFLOW CN_SLOT(CN_NR_FAMILIES, 0, 0) /* events the hash had no room for */
 #define CN_NR_COUNT_SLOTS (CN_OVERFLOW + 1)
 #define HS_BASE CN_NR_COUNT_SLOTS
-#define HS_COUNTER(hist, i) (HS_BASE + (hist)*HIST_SIZE + (i)) /* i: a cell or HIST_SUM */
-#define CN_NR_SLOTS HS_COUNTER(HS_NR_HISTS, 0)
+#define HS_EST_AT 0
+#define HS_UNTIMED_AT 1
+#define HS_SUM_AT 2
+#define HS_CELLS_AT 3
+#define HS_BLOCK (HS_CELLS_AT + HIST_CELLS)
+#define HS_EST(hist) (HS_BASE + (hist)*HS_BLOCK)
+#define HS_UNTIMED(hist) (HS_EST(hist) + HS_UNTIMED_AT)
+#define HS_SUM(hist) (HS_EST(hist) + HS_SUM_AT)
+#define HS_CELL(hist, cell) (HS_EST(hist) + HS_CELLS_AT + (cell))
+#define CN_NR_SLOTS HS_EST(HS_NR_HISTS)
 /* Each CPU's slice of the by-CPU array tcp_connections (bpf/maps.bpf.h), with timing or not. */
 #define CN_STRIDE CPU_STRIDE(CN_NR_SLOTS)
 #define CN_COUNT_STRIDE CPU_STRIDE(CN_NR_COUNT_SLOTS)

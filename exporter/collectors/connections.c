@@ -43,17 +43,23 @@ _Static_assert(sizeof(struct connections_opts) <= COLLECTOR_OPTS_SIZE,
 enum { FAM_CONNECTIONS, FAM_UNTIMED, FAM_HANDSHAKE };
 
 /*
- * Every slot is a series of its own, but the overflow count: each cell and sum of a handshake
- * histogram too (the rows of one histogram are put together at render).
+ * Every slot is a series of its own, but the overflow count and a histogram's established
+ * count (the counter's series): each cell and sum of a handshake histogram too (the rows of one
+ * histogram are put together at render).
  */
 static uint32_t slot_series(uint32_t slot)
 {
-	if (slot < HS_UNTIMED(0))
-		return FAM_CONNECTIONS << 16 | slot;
+	uint32_t hist = (slot - HS_BASE) / HS_BLOCK, at = (slot - HS_BASE) % HS_BLOCK;
+
 	if (slot < CN_OVERFLOW)
-		return FAM_UNTIMED << 16 | slot;
-	if (slot == CN_OVERFLOW)
+		return FAM_CONNECTIONS << 16 | slot;
+	if (slot < HS_BASE || hist >= HS_NR_HISTS)
 		return SLOT_NONE;
+	if (at == HS_EST_AT)
+		return FAM_CONNECTIONS << 16 |
+		       CN_SLOT(hist / CN_NR_DIRECTIONS, hist % CN_NR_DIRECTIONS, CN_ESTABLISHED);
+	if (at == HS_UNTIMED_AT)
+		return FAM_UNTIMED << 16 | slot;
 	return FAM_HANDSHAKE << 16 | slot;
 }
 
@@ -226,15 +232,17 @@ cleanup:
 static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
 	struct connections *cn = collector;
-	bool untimed = r->slot >= HS_UNTIMED(0); /* FAM_UNTIMED: a (family, direction) pair */
-	uint32_t pair = untimed ? r->slot - HS_UNTIMED(0) : r->slot / CN_NR_OUTCOMES;
+	/* A row's slot is any of its series' slots: the labels come from the series. */
+	uint32_t s = slot_series(r->slot) & 0xffff;
+	bool untimed = s >= HS_BASE; /* FAM_UNTIMED: a (family, direction) histogram's */
+	uint32_t pair = untimed ? (s - HS_BASE) / HS_BLOCK : s / CN_NR_OUTCOMES;
 	struct labels l = { 0 };
 	char netns_buf[21];
 
 	labels_add(&l, "family", family_names[pair / CN_NR_DIRECTIONS]);
 	labels_add(&l, "direction", direction_names[pair % CN_NR_DIRECTIONS]);
 	if (!untimed)
-		labels_add(&l, "outcome", outcome_names[r->slot % CN_NR_OUTCOMES]);
+		labels_add(&l, "outcome", outcome_names[s % CN_NR_OUTCOMES]);
 	if (cn->cfg.series.label_mask & CN_LABEL_NETNS)
 		labels_add(&l, "netns",
 			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
@@ -329,8 +337,8 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 	for (size_t i = 0; netns && i < n; i++)
 		groups += !i || rows[i].overflow != rows[i - 1].overflow ||
 			  rows[i].netns != rows[i - 1].netns ||
-			  (rows[i].slot - HS_BASE) / HIST_SIZE !=
-				  (rows[i - 1].slot - HS_BASE) / HIST_SIZE;
+			  (rows[i].slot - HS_BASE) / HS_BLOCK !=
+				  (rows[i - 1].slot - HS_BASE) / HS_BLOCK;
 	err = hists_room(cn, groups);
 	if (err)
 		return err;
@@ -340,11 +348,11 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 			new_hist(cn, &nh, i, 0, false);
 	for (size_t i = 0, first = nh; i < n; i++) {
 		const struct slot_row *r = &rows[i];
-		uint32_t hist = (r->slot - HS_BASE) / HIST_SIZE,
-			 at = (r->slot - HS_BASE) % HIST_SIZE;
+		uint32_t hist = (r->slot - HS_BASE) / HS_BLOCK, at = (r->slot - HS_BASE) % HS_BLOCK;
 		struct hs_hist *h = NULL;
 
-		if (r->slot < HS_BASE || hist >= HS_NR_HISTS)
+		/* FAM_HANDSHAKE rows: sums and cells. */
+		if (r->slot < HS_BASE || hist >= HS_NR_HISTS || at < HS_SUM_AT)
 			continue;
 		/* Rows sort by (overflow, netns, slot): a histogram's rows are together. */
 		if (!netns)
@@ -355,7 +363,7 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 			h = &cn->hists[nh - 1];
 		else
 			h = new_hist(cn, &nh, hist, r->netns, r->overflow);
-		h->c[at] += r->value;
+		h->c[at == HS_SUM_AT ? HIST_SUM : at - HS_CELLS_AT] += r->value;
 	}
 	expo_family(
 		e, "netstack_tcp_handshake_seconds", METRIC_HISTOGRAM,

@@ -234,9 +234,10 @@ delay delay5 "$P_D2" 5 0.007812 0.03125
 
 # Cells (bpf/hist.h; text shows the classic buckets, protobuf the native ones too, all from the
 # cells): with the netns label they are entries of the slot table's hash, histogram h's cell c
-# at slot HS_BASE + h * HIST_SIZE + c (bpf/connections.h: HS_BASE 35, HIST_SIZE 321, the last
-# counter of each the sum), one entry per cell used; per namespace they must count every timed
-# handshake the histograms count: each handshake went whole into its namespace's entries.
+# at slot HS_BASE + h * HS_BLOCK + HS_CELLS_AT + c (bpf/connections.h: 31, 323, 3; the block's
+# first three counters are its established and untimed counts and its sum), one entry per cell
+# used; per namespace they must count every timed handshake the histograms count: each
+# handshake went whole into its namespace's entries.
 check "native buckets of schema 3 (the default)" \
 	grep -q "handshake native buckets of schema 3" "$LOG"
 hash_id=$(for f in /proc/"$PID_NETNS"/fdinfo/*; do awk '/^map_id:/ { print $2 }' "$f"; done |
@@ -249,7 +250,7 @@ if [ -n "$hash_id" ]; then
 	for ns in C S; do
 		ino=INO_$ns
 		cells=$(jq --argjson ns "${!ino}" '[.[] | .formatted | select(.key.netns == $ns and
-			.key.slot >= 35 and (.key.slot - 35) % 321 < 320) | .values[].value] | add // 0' \
+			.key.slot >= 31 and (.key.slot - 31) % 323 >= 3) | .values[].value] | add // 0' \
 			"$TMP/hash.json")
 		count=$(fsum "$TMP/delay5.after.prom" "^${H}_count[{].*,netns=\"${!ino}\"[}]")
 		check_eq "$ns: the cells count every timed handshake" "$count" "$cells"
