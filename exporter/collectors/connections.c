@@ -256,8 +256,9 @@ static const struct slot_family families[] = {
 	  "closed)." },
 	{ "netstack_tcp_handshakes_untimed_total",
 	  "TCP connections established whose handshake has no time in "
-	  "netstack_tcp_handshake_seconds (begun before the exporter attached, or no time kept "
-	  "by the kernel: see docs/collectors/connections.md)." },
+	  "netstack_tcp_handshake_seconds (no time kept by the kernel, a SYN retransmitted "
+	  "before the exporter attached, a simultaneous open: see "
+	  "docs/collectors/connections.md)." },
 };
 
 static const struct slot_collector slots = {
