@@ -25,6 +25,16 @@
 #include "hist.bpf.h"
 #include "maps.bpf.h"
 
+#ifndef CONNECTIONS_NO_KFUNC
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* The socket as the tcp_sock it is: a cast the verifier removes (Linux 6.2+), no call. */
+#define tcp_sock_of(sk)                                                                            \
+	((struct tcp_sock *)bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock)))
+#else
+/* Before 6.2 (bpf/connections_nokfunc.bpf.c): a helper call, which checks what the cast assumes. */
+#define tcp_sock_of(sk) bpf_skc_to_tcp_sock((void *)(sk))
+#endif
+
 #define AF_INET 2
 #define AF_INET6 10
 #define EPIPE 32
@@ -189,7 +199,7 @@ static __always_inline void add(__u64 *slice, const struct sock *sk, __u32 slot,
  */
 static __always_inline __u32 passive_us(const struct sock *sk)
 {
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock((struct sock *)sk);
+	struct tcp_sock *tp = tcp_sock_of(sk);
 
 	if (!tp)
 		return ~0u;
@@ -215,7 +225,7 @@ static __always_inline __u32 passive_us(const struct sock *sk)
  */
 static __always_inline __u32 active_us(const struct sock *sk)
 {
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock((struct sock *)sk);
+	struct tcp_sock *tp = tcp_sock_of(sk);
 	__u64 first;
 	__s64 us;
 
@@ -346,7 +356,7 @@ static __always_inline void record(const struct sock *sk, int oldstate, int news
 		direction = end_direction(sk);
 	} else if (direction == CN_ACTIVE && handshake) {
 		/* A failed connect whose SYN was retransmitted leaves its note. */
-		tp = bpf_skc_to_tcp_sock((struct sock *)sk);
+		tp = tcp_sock_of(sk);
 		if (tp && tp->total_retrans)
 			take_note(sk);
 	} else if (!sk->sk_max_ack_backlog && handshake) {
@@ -408,7 +418,7 @@ int BPF_PROG(note_syn_retransmit, const struct sock *sk)
 
 	if (sk->__sk_common.skc_state != TCP_SYN_SENT || sk->sk_protocol != IPPROTO_TCP)
 		return 0;
-	tp = bpf_skc_to_tcp_sock((struct sock *)sk);
+	tp = tcp_sock_of(sk);
 	if (!tp)
 		return 0;
 	stamp = tp->retrans_stamp;

@@ -15,6 +15,7 @@
 #include "collectors/histogram.h"
 #include "connections.h"
 #include "connections.skel.h"
+#include "connections_nokfunc.skel.h"
 #include "kernel/kernel.h"
 #include "base/log.h"
 #include "base/parse.h"
@@ -115,6 +116,33 @@ struct connections {
 	size_t hists_cap;
 };
 
+/*
+ * The skeleton, opened on connections.bpf.o (which reads the socket's TCP fields through the
+ * bpf_rdonly_cast kfunc) or on connections_nokfunc.bpf.o (a helper call instead): libbpf 1.1
+ * fails an object naming a kfunc the kernel lacks (retrans.c does the same).
+ */
+static struct connections_bpf *connections_open(bool kfunc)
+{
+	struct connections_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = connections_bpf__create_skeleton(s);
+	if (!err && !kfunc)
+		s->skeleton->data = connections_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	if (err) {
+		connections_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
 static void connections_reset(void *opts)
 {
 	struct connections_opts *o = opts;
@@ -177,7 +205,7 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 		log_error("connections: handshake buckets: %s", strerror(-err));
 		goto cleanup;
 	}
-	cn->skel = connections_bpf__open();
+	cn->skel = connections_open(k->features.rdonly_cast);
 	if (!cn->skel) {
 		err = -errno;
 		log_error("connections: cannot open BPF object: %s", strerror(-err));
