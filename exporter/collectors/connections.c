@@ -267,6 +267,8 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 	struct labels l = { 0 };
 	char netns_buf[21];
 
+	if (pair >= CN_NR_FAMILIES * CN_NR_DIRECTIONS)
+		return; /* not a series (slot_series) */
 	labels_add(&l, "family", family_names[pair / CN_NR_DIRECTIONS]);
 	labels_add(&l, "direction", direction_names[pair % CN_NR_DIRECTIONS]);
 	if (!untimed)
@@ -358,7 +360,7 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 			     size_t n)
 {
 	bool netns = cn->cfg.series.label_mask & CN_LABEL_NETNS;
-	size_t nh = 0, groups = HS_NR_HISTS;
+	size_t nh = 0, groups = (size_t)HS_NR_HISTS;
 	int err;
 
 	qsort(rows, n, sizeof(*rows), cmp_hs_row);
