@@ -139,10 +139,10 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 # (fake_apiserver _exits with its watch threads running, on purpose).
 # tests/tools/nfqdelay.c: libnetfilter-queue (scripts/deps.sh, test packages).
 $(BUILD)/tests/nfqdelay: LDLIBS += -lnetfilter_queue
-# native_check compares the kernel's bucket search with the exporter's reference; it and
-# rtt_native link exporter objects, so they build with the same sanitizer flags.
-$(BUILD)/tests/native_check: tests/tools/native_check.c $(BUILD)/native_slot.skel.h \
-		$(BUILD)/exporter/collectors/nativehist.o | $(BUILD)
+# hist_check compares the kernel's histogram cells with the exporter's; it and rtt_native link
+# exporter objects, so they build with the same sanitizer flags.
+$(BUILD)/tests/hist_check: tests/tools/hist_check.c $(BUILD)/hist_cell.skel.h \
+		$(BUILD)/exporter/collectors/histogram.o $(METRICS_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@

@@ -20,7 +20,6 @@
 #include "base/log.h"
 #include "rtt.h"
 #include "sampling/events.h" /* before the skeleton: struct sample_config */
-#include "native.h"	     /* before the skeleton: struct native_table */
 #include "rtt.skel.h"
 
 struct existing_pass {
