@@ -413,10 +413,12 @@ static int reserve(struct rtt *rt, size_t ns)
 	if (!h)
 		return -ENOMEM;
 	rt->hists = h;
-	c = realloc(rt->counters, ns * HIST_SIZE * sizeof(*c));
-	if (!c && ns)
-		return -ENOMEM;
-	rt->counters = c;
+	if (ns) {
+		c = realloc(rt->counters, ns * HIST_SIZE * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		rt->counters = c;
+	}
 	rt->hists_cap = cap;
 	return 0;
 }
