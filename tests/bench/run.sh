@@ -23,6 +23,7 @@ if [ "$mode" = quick ]; then
 	run ROUNDS=2 FLOOD_SECONDS=1 bash tests/bench/connections.sh
 	run ROUNDS=2 FLOOD_SECONDS=1 bash tests/bench/resets.sh
 	run ROUNDS=2 SECONDS_PER_RUN=1 bash tests/bench/rtt.sh
+	run ROUNDS=2 SECONDS_PER_RUN=1 IDLE_SECONDS=0.5 bash tests/bench/share.sh
 	run ROUNDS=1 WRK_SECONDS=1 STARTS=2 MEM_SCRAPES=100 SERIES="auto 10000" \
 		bash tests/bench/scrape.sh
 	out=$BUILD/bench-quick.md
@@ -32,6 +33,7 @@ else
 	run bash tests/bench/connections.sh
 	run bash tests/bench/resets.sh
 	run bash tests/bench/rtt.sh
+	run bash tests/bench/share.sh
 	run bash tests/bench/scrape.sh
 	out=bench/results/$(date -u +%Y-%m-%d)-$(uname -r).md
 	# A second run on the same day and kernel is another file, never the first one rewritten.
