@@ -1,32 +1,37 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # What users see: the exporter's BPF time as a share of real TCP work, every collector on its
-# defaults (the real exporter from the build, no configuration), against the dispatch floor.
-# Traffic between two namespaces this script makes (C -> S over a veth pair), its processes in
-# a cgroup of their own (their CPU time: cpu.stat), kernel.bpf_stats_enabled=1:
+# defaults (the real exporter from the build), against the dispatch floor. Traffic between two
+# namespaces this script makes (C -> S over a veth pair), its processes in a cgroup of their
+# own (their CPU time: its cpu.stat), kernel.bpf_stats_enabled=1:
 # - ping-pong: tests/tools/pingpong, one connection, 64-byte request and 64-byte response, one
 #   transaction at a time. Share = BPF ns per transaction / wall ns per transaction.
 # - bulk: tests/tools/tcpbulk, one connection sending as fast as it can. Share = BPF ns / CPU
-#   ns of the transfer (the cgroup's usage: sender and receiver with the softirqs they run, so
-#   elapsed ns x the CPUs the transfer keeps busy); also BPF ns per MB.
+#   ns of the transfer (the cgroup's usage: sender and receiver with the softirqs they run,
+#   i.e. elapsed ns x the CPUs the transfer keeps busy); also BPF ns per MB.
 # - connect/close: tests/tools/tcpconn.py churn (THREADS loops of connect, a byte, close).
 #   BPF ns per connection, with handshake timing (the default) and with
 #   `[collector.connections] handshake_time = false`, in the same rounds.
 # - per RTT callback: run time / run count of the exporter's sockops programs in ping-pong and
 #   bulk (nearly every sockops callback there is an RTT callback).
 # BPF time = the sum of run_time_ns of every program the process holds (read from
-# /proc/PID/fdinfo, the counters `bpftool prog show` prints, by program id: whatever programs
-# the exporter loads, however many), with nothing to subtract for scrapes (none during a run).
-# The floor is the sockops program of tests/bench/rtt_floor.bpf.c alone on the cgroup2 root
-# (it turns the RTT callback on and records nothing): what any program that wants RTT
-# callbacks pays for the kernel to call it. "none" attaches nothing: the workloads' own wall
-# time and throughput.
-# The exporter's tracepoints and the cgroup2 root see the whole machine: before each run an
-# idle window of IDLE_SECONDS measures the BPF time others' traffic costs per second, and the
-# run's share of that is subtracted (the "bg" column).
+# /proc/PID/fdinfo by program id, the counters `bpftool prog show` prints: whatever programs
+# the exporter loads, however many); nothing scrapes during a run.
+# The floor is the sockops program of tests/bench/rtt_floor.bpf.c alone (it turns the RTT
+# callback on and records nothing): what any program that wants RTT callbacks pays for the
+# kernel to call it. "none" attaches nothing: the workloads' own wall time and throughput.
+# The sockops programs (ours and the floor) attach to the workloads' cgroup, not to the
+# cgroup2 root (rtt's `cgroup` key; SOCKOPS_ROOT=1 keeps the root): the same program and
+# dispatch for these sockets, and the rest of the machine's TCP does not run them. The
+# tracepoints see the whole machine: an idle window of IDLE_SECONDS before and after each run
+# measures what others' events cost per second and how busy the machine is; the run's part
+# of it (scaled by the CPU time others had during the run: our traffic takes theirs on a
+# saturated machine) is taken off, never more than the programs other than sockops ran.
 # Variants run one at a time, their order rotating over ROUNDS rounds; each figure is the
 # median over rounds (min..max beside it). A missed target is printed, not a failure.
-# Environment: BUILD (build), ROUNDS (7), SECONDS_PER_RUN (2), IDLE_SECONDS (1), THREADS (2).
+# Environment: BUILD (build), ROUNDS (7), SECONDS_PER_RUN (2), IDLE_SECONDS (1), THREADS (2),
+# BUSY (0.5: runs where others' events made more than this part of the raw BPF time are left
+# out of the medians while other runs are not), SOCKOPS_ROOT (0).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/bench/lib.sh
@@ -34,7 +39,7 @@ ROUNDS=${ROUNDS:-7}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-2}
 IDLE_SECONDS=${IDLE_SECONDS:-1}
 THREADS=${THREADS:-2}
-BUSY=${BUSY:-0.25}
+BUSY=${BUSY:-0.5}
 PINGPONG=$BUILD/tests/pingpong
 TCPBULK=$BUILD/tests/tcpbulk
 CONN=tests/tools/tcpconn.py
@@ -77,10 +82,17 @@ root=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") {
 CG=$root/netstack-share$$
 mkdir "$CG" || die "cannot create cgroup $CG"
 # The sockops programs attach to that cgroup, not to the root: the same dispatch for the
-# workloads' sockets, and the rest of the machine's TCP does not run them.
-CONFIG[defaults]="[collector.rtt]\ncgroup = $CG"
-CONFIG[nohs]="[collector.connections]\nhandshake_time = false\n${CONFIG[defaults]}"
-FLOOR_CMD=("$BUILD/tests/bench_rtt_floor" "$CG")
+# workloads' sockets, and the rest of the machine's TCP does not run them (SOCKOPS_ROOT=1:
+# on the root, as the exporter's default, others' TCP included).
+if [ "${SOCKOPS_ROOT:-0}" = 1 ]; then
+	CONFIG[defaults]="; every collector on its defaults"
+	CONFIG[nohs]="[collector.connections]\nhandshake_time = false"
+	FLOOR_CMD=("$BUILD/tests/bench_rtt_floor")
+else
+	CONFIG[defaults]="[collector.rtt]\ncgroup = $CG"
+	CONFIG[nohs]="[collector.connections]\nhandshake_time = false\n${CONFIG[defaults]}"
+	FLOOR_CMD=("$BUILD/tests/bench_rtt_floor" "$CG")
+fi
 
 # in_cg NS COMMAND...: COMMAND in namespace NS and in the workloads' cgroup (in a subshell).
 in_cg() {
@@ -113,33 +125,42 @@ for s in pp bulk conn; do
 done
 
 # prog_stats PID: "run_time_ns run_cnt sockops_ns sockops_cnt programs" summed over every BPF
-# program PID holds (each id once; link fds name a program too but have no prog_type).
+# program PID holds (each id once; link fds name a program too but have no prog_type). grep
+# goes on past an fd closed meanwhile (awk would stop at it).
 prog_stats() {
 	[ -n "$1" ] || {
 		echo 0 0 0 0 0
 		return
 	}
-	awk 'function flush() {
-		if (id != "" && !(id in seen)) {
-			seen[id] = 1
+	grep -H -E '^(prog_type|prog_id|run_time_ns|run_cnt):' "/proc/$1/fdinfo/"* 2>/dev/null |
+		awk -F '\t' '{
+		split($1, k, ":")
+		f = k[1]
+		key = k[2]
+		if (key == "prog_type")
+			ty[f] = $2
+		else if (key == "prog_id")
+			id[f] = $2
+		else if (key == "run_time_ns")
+			t[f] = $2
+		else if (key == "run_cnt")
+			c[f] = $2
+	}
+	END {
+		for (f in id) {
+			if (!(f in ty) || (id[f] in seen))
+				continue
+			seen[id[f]] = 1
 			n++
-			T += t
-			C += c
-			if (ty == 13) { # BPF_PROG_TYPE_SOCK_OPS
-				ST += t
-				SC += c
+			T += t[f]
+			C += c[f]
+			if (ty[f] == 13) { # BPF_PROG_TYPE_SOCK_OPS
+				ST += t[f]
+				SC += c[f]
 			}
 		}
-		id = ty = ""
-		t = c = 0
-	}
-	FNR == 1 { flush() }
-	$1 == "prog_type:" { ty = $2 }
-	$1 == "prog_id:" && ty != "" { id = $2 }
-	$1 == "run_time_ns:" { t = $2 }
-	$1 == "run_cnt:" { c = $2 }
-	END { flush(); printf "%.0f %.0f %.0f %.0f %d\n", T, C, ST, SC, n }' \
-		"/proc/$1/fdinfo/"* 2>/dev/null
+		printf "%.0f %.0f %.0f %.0f %d\n", T, C, ST, SC, n
+	}'
 }
 
 cpu_usage_ns() { awk '$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }' "$CG/cpu.stat"; }
@@ -261,9 +282,11 @@ measure() {
 			share = cpu > 0 ? sprintf("%.3f%%", 100 * net / cpu) : "-"
 		else
 			share = "-"
-		printf "%-5d %-*s %-5s %10d %9.0f %8.1f %8.1f %7.1f %5.1f%% %8s %5.2f %8s %s\n",
-			r + 1, tw, title, w, units, wall / units, net / units, sns / units,
-			bg / units, (bpf > 0 ? 100 * bg / bpf : 0), share, cpu / (t * 1e9),
+		# Bulk: per MB.
+		u = w == "bulk" ? units / 1e6 : units
+		printf "%-5d %-*s %-5s %10.0f %9.0f %8.1f %8.1f %7.1f %5.1f%% %8s %5.2f %8s %s\n",
+			r + 1, tw, title, w, u, wall / u, net / u, sns / u,
+			bg / u, (bpf > 0 ? 100 * bg / bpf : 0), share, cpu / (t * 1e9),
 			(scnt ? sprintf("%.1f", sns / scnt) : "-"), note
 		print v, w, r, units, bpf, bg, wall, cpu, sns, scnt, (note == "" ? "-" : note) >> out
 	}'
@@ -380,7 +403,7 @@ share_rows() {
 }
 
 echo
-echo "bpf_ns/u: the BPF time of the variant's programs per unit (transaction, byte, connection),"
+echo "bpf_ns/u: the BPF time of the variant's programs per unit (transaction, MB, connection),"
 echo "others' events taken off (bg_ns/u; bg: their part of the raw figure, from the idle windows"
 echo "around the run; runs where it is over $(quotient "$BUSY" 0.01) % are busy and left out while"
 echo "others are not); sockops: the sockops programs' part (only our sockets run them); share: of"
