@@ -375,12 +375,13 @@ spread_note() {
 # share_rows WORKLOAD NAME SHARE_EXPR TARGET PER_EXPR UNIT_NAME: the share of defaults and of
 # the floor, with their BPF ns per unit (PER_EXPR).
 share_rows() {
-	local w=$1 name=$2 expr=$3 target=$4 per=$5 unit=$6 m lo hi n fm flo fhi fn bm fbm sm result
+	local w=$1 name=$2 expr=$3 target=$4 per=$5 unit=$6 m lo hi n fm flo fhi fn bm fbm sm ss result
 	read -r m lo hi n < <(figure defaults "$w" "$expr")
 	read -r fm flo fhi fn < <(figure floor "$w" "$expr")
 	read -r bm _ < <(figure defaults "$w" "$per")
 	read -r fbm _ < <(figure floor "$w" "$per")
 	read -r sm _ < <(figure defaults "$w" "${per//net/sns}")
+	read -r ss _ < <(figure defaults "$w" "${expr//net/sns}")
 	if [ -z "${m:-}" ]; then
 		echo "$name: no valid measurement"
 		row "$SECTION" "BPF time, $name, ${TITLE[defaults]}" - - - "<=$target %" "" \
@@ -389,14 +390,14 @@ share_rows() {
 		return
 	fi
 	result=$(judge "$m" "<=$target")
-	printf '%s: %.3f %% (%.1f ns/%s; runs %.3f..%.3f, %d), floor %s %%: %s (target <= %s %%)\n' \
-		"$name" "$m" "$bm" "$unit" "$lo" "$hi" "$n" "$(printf '%.3f' "${fm:-0}")" "$result" \
-		"$target"
+	printf '%s: %.3f %% (%.1f ns/%s; runs %.3f..%.3f, %d), sockops alone %.3f %%, floor %s %%:' \
+		"$name" "$m" "$bm" "$unit" "$lo" "$hi" "$n" "$ss" "$(printf '%.3f' "${fm:-0}")"
+	printf ' %s (target <= %s %%)\n' "$result" "$target"
 	row "$SECTION" "BPF time, $name, ${TITLE[defaults]}" "$(printf '%.3f %% (%.0f ns/%s)' \
 		"$m" "$bm" "$unit")" "$(printf 'floor %.3f %% (%.0f ns/%s)' "${fm:-0}" "${fbm:-0}" \
 		"$unit")" "$([ -n "${fbm:-}" ] && printf '%.2fx' "$(quotient "$bm" "$fbm")")" \
 		"<=$target %" "$result" "$(spread_note %.3f % defaults "$w" "$lo" "$hi" "$n");$(printf \
-		' of which sockops %.0f ns/%s' "$sm" "$unit")"
+		' the sockops program alone %.3f %% (%.0f ns/%s)' "$ss" "$sm" "$unit")"
 	[ -z "${fm:-}" ] || row "$SECTION" "BPF time, $name, ${TITLE[floor]}" \
 		"$(printf '%.3f %% (%.0f ns/%s)' "$fm" "$fbm" "$unit")" "" "" "" "" \
 		"$(spread_note %.3f % floor "$w" "$flo" "$fhi" "$fn")"
