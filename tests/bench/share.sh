@@ -447,12 +447,17 @@ if [ -n "${cd:-}" ] && [ -n "${co:-}" ]; then
 		"$cd" "$clo" "$chi"
 	printf ' %.0f without (runs %.0f..%.0f), %+.1f %%: %s (target <= +%s %%); floor %.0f\n' \
 		"$co" "$colo" "$cohi" "$added" "$result" "$HS_TARGET" "${cf:-0}"
+	# The sockops part, which handshake timing does not change; the rest is the tracepoints'.
+	read -r csd _ < <(figure defaults conn 'print sns / units')
+	read -r cso _ < <(figure nohs conn 'print sns / units')
+	awk -v a="$cd" -v b="$co" -v sa="$csd" -v sb="$cso" 'BEGIN { printf "  of which sockops" \
+		" %.0f and %.0f ns, the other programs %.0f and %.0f ns\n", sa, sb, a - sa, b - sb }'
 	row "$SECTION" "BPF time per connection, connect/close loop over veth, ${TITLE[defaults]}" \
 		"$(printf '%.0f ns' "$cd")" "$(printf 'handshake_time = false: %.0f ns' "$co")" \
 		"$(printf '%.2fx' "$(quotient "$cd" "$co")")" "<=+$HS_TARGET %" "$result" \
 		"$(spread_note %.0f ns defaults conn "$clo" "$chi" "$cn") against$(printf ' %s' \
 			"$(spread_note %.0f ns nohs conn "$colo" "$cohi" "$con")"); floor$(printf \
-			' %.0f ns' "${cf:-0}")"
+			' %.0f ns; sockops %.0f and %.0f ns of it' "${cf:-0}" "$csd" "$cso")"
 else
 	echo "connect/close: no valid measurement"
 	row "$SECTION" "BPF time per connection, connect/close loop over veth" - - - \
