@@ -3,7 +3,7 @@
 # `make bench` / `make bench-quick`: every benchmark in turn, then the one table of their
 # figures (tests/bench/report.sh). Usage: run.sh full|quick. Environment: BUILD (build).
 # full writes bench/results/<date>-<kernel>.md, quick $BUILD/bench-quick.md (shorter runs and
-# fewer rounds, about 2 minutes: for routine use, not for the committed reference).
+# fewer rounds, under 3 minutes: for routine use, not for the committed reference).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
