@@ -167,15 +167,35 @@ for _ in $(seq 100); do
 	[ "$(scrape_sum '^netstack_pods_known$')" -ge 2 ] && break
 	sleep 0.1
 done
-sleep 1.5 # one /proc scan after the list: B resolved before its first drop
+INO_B=$(netns_inode "$NSB") INO_C=$(netns_inode "$NSC") INO_D=$(netns_inode "$NSD")
+# named NS INO: wait until a scan after the list has named NS's pod, so that its first drops are
+# scraped with the pod's labels: a datagram at a time to a closed port on NS's loopback (a
+# NO_SOCKET drop: no check here counts those) until its series carries a pod name. A
+# fixed pause was a guess at how late a busy machine runs the scan.
+# shellcheck disable=SC2317 # called through check
+named() {
+	local re="^${M}[{]reason=\"NO_SOCKET\",.*netns=\"$2\",interface=\"[^\"]*\",namespace=\"[^\"]"
+	for _ in $(seq 100); do
+		sum_ge "$re" 1 && return 0
+		ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 9 1 >/dev/null
+		sleep 0.1
+	done
+	sum_ge "$re" 1
+}
+check "pod B named before its first drop" named "$NSB" "$INO_B"
+check "pod D named before its first drop" named "$NSD" "$INO_D"
 for d in 91 92 93 94; do
 	ip netns exec "$NSA" "$UDPFLOOD" "10.$d.0.2" "$PORT" "$N" >/dev/null
 done
-sleep 0.5
+# Until nft counted them all (the drop is counted in the same softirq pass as the rule).
+nft_all() {
+	[ "$(($(nft_drops "$NSB" d91) + $(nft_drops "$NSB" d92) + $(nft_drops "$NSC" d93) +
+		$(nft_drops "$NSD" d94)))" -ge "$((4 * N))" ]
+}
+wait_until 10 nft_all
 D91=$(nft_drops "$NSB" d91) D92=$(nft_drops "$NSB" d92) D93=$(nft_drops "$NSC" d93)
 D94=$(nft_drops "$NSD" d94)
 check_eq "nft dropped every datagram" "$((4 * N))" "$((D91 + D92 + D93 + D94))"
-INO_B=$(netns_inode "$NSB") INO_C=$(netns_inode "$NSC") INO_D=$(netns_inode "$NSD")
 D_SERIES="${M}{reason=\"NETFILTER_DROP\",family=\"ipv4\",protocol=\"udp\",netns=\"$INO_D\",interface=\"$IF_D_L\",namespace=\"$NS_D\",pod=\"$POD_D\",container=\"$CONTAINER_D\",process=\"$COMM_D_L\"}"
 # fixed FILE SERIES: the values of the samples written exactly SERIES, summed (label values
 # may hold spaces and braces: the value is the first field after SERIES).
