@@ -140,7 +140,7 @@ static bool next_item(const char **pp, struct list_item *it)
 /* A format's standing in an Accept list: its q from the most specific range that names it. */
 struct standing {
 	int named;    /* q of the entries naming the format itself, -1 when none does */
-	int wildcard; /* q of the wildcard that applies (text/ *, application/ *, then * / *), or -1 */
+	int wildcard; /* q of the most specific wildcard matching it (type's, then any), or -1 */
 };
 
 static void raise_q(int *q, int v)
@@ -154,7 +154,7 @@ bool negotiate_format(const char *accept, enum metric_format *format)
 	/* Indexed by enum metric_format; 3 formats. */
 	struct standing st[3] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
 	int star_q = -1, text_star_q = -1, app_star_q = -1, best = -1;
-	long best_key = -1;
+	int best_key = -1;
 	struct list_item it;
 
 	*format = FORMAT_PROMETHEUS;
@@ -190,11 +190,11 @@ bool negotiate_format(const char *accept, enum metric_format *format)
 		int q = named ? st[f].named : st[f].wildcard;
 		/*
 		 * At equal q a format named outright beats one a wildcard let in; among named
-		 * ones protobuf, then OpenMetrics; among the others text (what browsers and
-		 * curl's * / * get), then OpenMetrics.
+		 * ones protobuf, then OpenMetrics; among the others text (what a browser's or
+		 * curl's wildcard gets), then OpenMetrics.
 		 */
 		int pref = named ? f : 2 - f;
-		long key = (long)q * 8 + named * 4 + pref;
+		int key = q * 8 + named * 4 + pref;
 
 		if (q > 0 && key > best_key) {
 			best_key = key;
@@ -205,9 +205,9 @@ bool negotiate_format(const char *accept, enum metric_format *format)
 		*format = (enum metric_format)best;
 		return true;
 	}
-	/* Nothing acceptable: the header is disregarded unless it refused text outright. */
-	return !(st[FORMAT_PROMETHEUS].named == 0 ||
-		 (st[FORMAT_PROMETHEUS].named < 0 && st[FORMAT_PROMETHEUS].wildcard == 0));
+	/* Nothing acceptable: the header is disregarded (text) unless its q=0 excluded text. */
+	return (st[FORMAT_PROMETHEUS].named >= 0 ? st[FORMAT_PROMETHEUS].named
+						 : st[FORMAT_PROMETHEUS].wildcard) != 0;
 }
 
 const char *format_content_type(enum metric_format f)
