@@ -247,7 +247,6 @@ Accept: application/openmetrics-text;version=1.0.0;q=-1
 Accept: application/openmetrics-text;version=1.0.0;;;q=;=;
 Accept: application/openmetrics-text;version
 Accept: application/json
-Accept: */*;q=0
 Accept: "\\\\\\\\"
 Accept: $(printf '\xc3\xa9\xe2\x82\xac\xff')
 Accept: application/openmetrics-text;version=1.0.0$long
@@ -260,6 +259,9 @@ Accept-Encoding: ;;;,,,gzip;;;
 Accept-Encoding: gzip$long
 Accept-Encoding: $(printf '\xc3\xa9\xff')
 EOF
+# Everything refused (RFC 9110: q=0 is "not acceptable"): 406, and serving goes on.
+check_eq "Accept: */*;q=0: 406 Not Acceptable" 406 \
+	"$(curl -s -m 1 -o /dev/null -w '%{http_code}' -H 'Accept: */*;q=0' "$U/metrics")"
 healthy "hostile Accept and Accept-Encoding"
 
 # ---- pipelining ----
