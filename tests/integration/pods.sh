@@ -58,15 +58,31 @@ pod_netns() {
 	EOF
 	[ -n "$2" ] || return 0
 	mkdir -p "$2" && on_exit "rmdir -p --ignore-fail-on-non-empty $2"
-	# Its command name (the process label) is the namespace's: sleep, through a link.
+	# Its command name (the process label) is the namespace's: sleep, through a link. It is the
+	# namespace's only process whenever a check reads `process` (the label names the
+	# lowest-numbered one, and process IDs wrap); it sleeps for as long as the script runs.
 	ln -sf "$(command -v sleep)" "$TMP/$1"
-	ip netns exec "$1" "$TMP/$1" 1000 &
+	ip netns exec "$1" "$TMP/$1" infinity &
 	local pid=$!
 	on_exit "kill $pid"
 	echo "$pid" >"$2/cgroup.procs"
 }
 nft_drops() { ip netns exec "$1" nft list counter inet podtest dropped | awk '/packets/ { print $2 }'; }
 flood() { ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 "$PORT" "$2" >/dev/null; }
+# named NS INO NAMESPACE POD: wait until a scan after the pod list has named NS's pod, so that
+# the drops that follow are scraped with its labels: a datagram at a time to a closed port in NS
+# (a NO_SOCKET drop: the checks count NETFILTER_DROP) until its series carries them. The list
+# starts a scan at once, but a busy machine keeps no fixed pause.
+# shellcheck disable=SC2317 # called through check
+named() {
+	local re="^$M[{]reason=\"NO_SOCKET\".*netns=\"$2\",namespace=\"$3\",pod=\"$4\""
+	for _ in $(seq 100); do
+		sum_ge "$re" 1 && return 0
+		ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 9 1 >/dev/null
+		sleep 0.1
+	done
+	sum_ge "$re" 1
+}
 
 # -- fixtures ----------------------------------------------------------------------------------
 UID_A=$(uuid) UID_B=$(uuid) CID_A=$(cid) CID_B=$(cid)
@@ -123,7 +139,8 @@ check "pod list fetched and both pods known" wait_for '^netstack_pods_known$' 2
 INO_A=$(netns_inode "$NSA")
 INO_B=$(netns_inode "$NSB")
 # Both namespaces resolved before any drop: the series are born with their pod labels.
-sleep 1.5
+check "pod A named before its drops" named "$NSA" "$INO_A" team-a web-a
+check "pod B named before its drops" named "$NSB" "$INO_B" team-b db-b
 flood "$NSA" $N
 flood "$NSB" $((N * 2))
 DA=$(nft_drops "$NSA")
@@ -138,7 +155,7 @@ check_eq "pod A (cgroupfs layout) drops carry its labels, equal nft" "$DA" \
 check_eq "pod B (systemd layout) drops carry its labels, equal nft" "$DB" \
 	"$(fsum "$TMP/s1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]")"
 check_eq "no pod A drops under other labels" "$DA" \
-	"$(fsum "$TMP/s1" "^$M[{].*netns=\"$INO_A\"")"
+	"$(fsum "$TMP/s1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\"")"
 # Host: UDP to a closed port on the host's loopback is NO_SOCKET in the host namespace.
 "$UDPFLOOD" 127.0.0.1 9 $N >/dev/null
 wait_for "^$M[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",netns=\"$(stat -L -c %i /proc/self/ns/net)\",namespace=\"\",pod=\"\",container=\"\"[}]" $N 5
@@ -187,13 +204,16 @@ seen=$(wc -l <"$API_LOG")
 start_exporter --config "$(config kubelet "" 'source = kubelet' "kubelet_url = $API_URL/api/v1/pods")" ||
 	exit 1
 check "kubelet source: pods known" wait_for '^netstack_pods_known$' 2
-sleep 1.5 # a scan after the pod list (every refresh_seconds; no metric counts scans)
+check "kubelet source: pod B named" named "$NSB" "$INO_B" team-b db-b
 flood "$NSB" 40
 wait_for "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]" 40 5
 scrape "$TMP/k1"
 check_eq "kubelet source: pod B's drops carry its labels" 40 \
 	"$(fsum "$TMP/k1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]")"
-ge "kubelet source: polled every refresh_seconds" "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET list')" 2
+# A second poll a refresh_seconds (1 s) after the first: waited for, not assumed by now.
+polls() { tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET list'; }
+wait_until 5 eval '[ "$(polls)" -ge 2 ]'
+ge "kubelet source: polled every refresh_seconds" "$(polls)" 2
 check_eq "kubelet source: never watched" 0 "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET watch')"
 stop_exporter
 
@@ -237,7 +257,8 @@ printf '%s\n' '[collector.retrans]' 'enabled = false' '[collector.rtt]' 'enabled
 	'[collector.drops]' 'labels = reason,family,protocol,netns' 'pod_labels = namespace,pod' \
 	'[pods]' 'source = none' "max_series = $MAXS" 'refresh_seconds = 1' >"$cfg"
 start_exporter --config "$cfg" || exit 1
-sleep 1.5 # the resolver has seen the namespaces
+# A first walk done (the namespaces have no process: it names none of them).
+check "cap: the resolver walked" wait_for '^netstack_pods_resolver_up$' 1
 # Totals as deltas over a short window: other nftables drops on the host stay out of it.
 scrape "$TMP/c0"
 for ns in "${CAPNS[@]}"; do flood "$ns" 20; done
@@ -270,7 +291,8 @@ check "TCP collectors: pod B known" wait_for '^netstack_pods_known$' 1
 TPORT=5600
 ip netns exec "$NSB" nft add rule inet podtest input tcp dport $TPORT numgen random mod 20 == 0 drop
 ip netns exec "$NSB" "$TCPBULK" sink 127.0.0.1 $TPORT >"$TMP/sink.out" &
-on_exit "kill $!"
+SINK=$!
+on_exit "kill $SINK 2>/dev/null"
 wait_grep "$TMP/sink.out" '^listening' 5
 ip netns exec "$NSB" "$TCPBULK" send 127.0.0.1 $TPORT 2 >/dev/null
 check "RTT samples in pod B carry its namespace and pod" \
@@ -281,6 +303,10 @@ scrape "$TMP/t1"
 check "no TCP series keeps the raw netns label" bash -c "! grep -q '^netstack_tcp_r.*netns=' '$TMP/t1'"
 promtool_ok "promtool accepts the pod-labelled TCP exposition" "$TMP/t1"
 stop_exporter
+# Pod B's namespace keeps only the pod's process: a sink still there would name the `process`
+# label of the overlay's checks whenever its process ID is the lower (after a wrap of them).
+kill "$SINK"
+wait "$SINK" 2>/dev/null
 
 # -- 6. reloads keep pod labels; [sampling] applies; restart-only keys are named ---------------------
 : >"$TMP/events.jsonl" # no DELETED event this time
@@ -289,7 +315,7 @@ RCFG=$(config reload "$API_URL")
 cp "$RCFG" "$TMP/reload.base"
 start_exporter --config "$RCFG" || exit 1
 check "reload: pod B known" wait_for '^netstack_pods_known$' 2
-sleep 1.5 # a scan after the pod list
+check "reload: pod B named" named "$NSB" "$INO_B" team-b db-b
 hup() { # wait until the log has one more reload verdict
 	local n
 	n=$(grep -c 'reload: .*\(applied\|keeping the running\)' "$EXPORTER_LOG")
@@ -380,7 +406,7 @@ hup
 check "refresh_seconds changed: the resolver restarted with it" \
 	grep -q 'pods: resolving network namespaces every 2s' "$EXPORTER_LOG"
 check "... pod B known again" wait_for '^netstack_pods_known$' 2
-sleep 2.5 # a scan after the pod list, every 2 s now
+check "... pod B named again" named "$NSB" "$INO_B" team-b db-b
 labelled "after the resolver restarted" 15
 # pod_labels narrowed: new filters, the drops collector itself untouched.
 sed -e 's/^refresh_seconds = 1$/refresh_seconds = 2/' \
