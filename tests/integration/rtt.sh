@@ -247,7 +247,9 @@ done
 # then proves nothing and is reported as skipped. bpftool tells.
 others=$(other_sockops 0)
 bulk 10.99.0.2 60
-sleep 1 # established, window full
+# Established before the exporter starts: it must never see this connection open.
+wait_until 10 sh -c "ip netns exec $NS_A ss -tnH state established '( dport = :$PORT )' |
+	grep -q ." || not_ok "the connection opened before the exporter is established"
 
 if start_exporter --config \
 	"$(config off 'labels = family,netns,rtt_kind' 'existing_sockets = false')"; then
