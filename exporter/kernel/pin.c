@@ -314,6 +314,25 @@ int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char
 	return 0;
 }
 
+uint64_t counters_generation(const struct bpf_object *obj)
+{
+	struct bpf_map_info info = { 0 };
+	const struct bpf_map *map;
+	__u32 len = sizeof(info);
+
+	if (!obj)
+		return 0;
+	bpf_object__for_each_map(map, obj) {
+		if (!pinned_map(map) || bpf_map__fd(map) < 0)
+			continue;
+		/* Map ids are never reused (until 2^31 maps later): a new map, a new id. */
+		if (bpf_obj_get_info_by_fd(bpf_map__fd(map), &info, &len))
+			return 0;
+		return info.id;
+	}
+	return 0;
+}
+
 /* Ours, in a collector's directory: map_NAME, link_PROGRAM and rodata (see the top). */
 static bool own_pin(const char *name)
 {
