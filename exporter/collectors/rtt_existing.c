@@ -2,6 +2,14 @@
 /*
  * The rtt collector's start-up pass over connections open before it attached: a thread that
  * enters each network namespace in turn (setns) and runs bpf/rtt.bpf.c's tcp_rtt_existing there.
+ *
+ * A restart by a reload runs after the capabilities were dropped: setns into another namespace
+ * needs CAP_SYS_ADMIN, so it is refused there. What the start-up pass did stays true, though:
+ * the callbacks it turned on are flags of the sockets, not of the program, and outlive it; a
+ * connection established later had them turned on by the program running then. So a restart
+ * keeps the start-up pass's answer for the connections open before the exporter started; only
+ * those established while no program was attached (between the previous program's detach and
+ * this one's attach, within a reload) wait for a reconnection, which the log says.
  */
 #define _GNU_SOURCE /* setns */
 #include <bpf/bpf.h>
@@ -28,8 +36,19 @@ struct existing_pass {
 	int link_fd;
 	unsigned entered;
 	unsigned unreachable; /* namespaces we could not enter or iterate */
+	unsigned denied;      /* of which setns refused for want of privilege */
 	int err;	      /* the first reason */
 };
+
+/*
+ * The last pass that could enter every namespace (the start-up one, or any when the capabilities
+ * were kept), for the restarts after it. The process's, not a collector state's: it outlives
+ * every restart. Collectors start on the main thread only.
+ */
+static struct {
+	bool ran;
+	bool covered;
+} privileged_pass;
 
 /* A thread of its own: setns() moves only the calling thread, which then just ends. */
 static void *existing_worker(void *arg)
@@ -50,6 +69,7 @@ static void *existing_worker(void *arg)
 				if (!p->err)
 					p->err = -errno;
 				p->unreachable++;
+				p->denied += fd >= 0 && errno == EPERM;
 				if (fd >= 0)
 					close(fd);
 				continue;
@@ -180,6 +200,20 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 		pass.unreachable += unlisted;
 	}
 	covered = !pass.unreachable && !done->failed;
+	if (!pass.denied) {
+		privileged_pass.ran = true;
+		privileged_pass.covered = covered;
+	} else if (privileged_pass.ran && privileged_pass.covered) {
+		log_info("rtt: restarted without the privilege to enter other network namespaces "
+			 "(setns needs CAP_SYS_ADMIN, dropped at start): RTT callbacks turned on for "
+			 "%llu TCP connections in %u namespaces, %u not entered; connections open "
+			 "before start keep the callbacks the start-up pass turned on, later ones "
+			 "got them from the program running when they were established; only those "
+			 "established during this restart, in a namespace not entered, are measured "
+			 "once they reconnect",
+			 (unsigned long long)done->enabled, pass.entered, pass.unreachable);
+		return true;
+	}
 	if (covered)
 		log_info("rtt: RTT callbacks turned on for %llu TCP connections open before start "
 			 "(%llu were on already), in %u network namespaces",
@@ -195,5 +229,10 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 			 pass.err   ? strerror(-pass.err)
 			 : unlisted ? "no /run/netns entry and no process we may read"
 				    : "bpf_setsockopt failed");
+	if (pass.denied)
+		log_warn("rtt: %u namespaces refused for want of CAP_SYS_ADMIN%s", pass.denied,
+			 privileged_pass.ran ? ": a restart cannot enter them, and the start-up pass "
+					       "did not cover every connection either"
+					     : "");
 	return covered;
 }
