@@ -204,13 +204,13 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 		privileged_pass.ran = true;
 		privileged_pass.covered = covered;
 	} else if (privileged_pass.ran && privileged_pass.covered) {
-		log_info("rtt: restarted without the privilege to enter other network namespaces "
-			 "(setns needs CAP_SYS_ADMIN, dropped at start): RTT callbacks turned on for "
-			 "%llu TCP connections in %u namespaces, %u not entered; connections open "
-			 "before start keep the callbacks the start-up pass turned on, later ones "
-			 "got them from the program running when they were established; only those "
-			 "established during this restart, in a namespace not entered, are measured "
-			 "once they reconnect",
+		log_info("rtt: restarted without the privilege to enter other network "
+			 "namespaces (setns needs CAP_SYS_ADMIN, dropped at start): RTT callbacks "
+			 "turned on for %llu TCP connections in %u namespaces, %u not entered; "
+			 "connections open before start keep the callbacks the start-up pass "
+			 "turned on, later ones got them from the program running when they were "
+			 "established; only those established during this restart, in a "
+			 "namespace not entered, are measured once they reconnect",
 			 (unsigned long long)done->enabled, pass.entered, pass.unreachable);
 		return true;
 	}
@@ -231,8 +231,8 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 				    : "bpf_setsockopt failed");
 	if (pass.denied)
 		log_warn("rtt: %u namespaces refused for want of CAP_SYS_ADMIN%s", pass.denied,
-			 privileged_pass.ran ? ": a restart cannot enter them, and the start-up pass "
-					       "did not cover every connection either"
+			 privileged_pass.ran ? ": a restart cannot enter them, and the start-up "
+					       "pass did not cover every connection either"
 					     : "");
 	return covered;
 }

@@ -10,10 +10,13 @@
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
-command -v jq >/dev/null && command -v bpftool >/dev/null || skip_all "needs jq and bpftool"
+for tool in jq bpftool nft; do
+	command -v "$tool" >/dev/null || skip_all "needs $tool"
+done
 CONN=tests/tools/tcpconn.py
 
-mkdir "$TMP/bpffs" && mount -t bpf bpf "$TMP/bpffs" || skip_all "cannot mount a bpf filesystem"
+mkdir "$TMP/bpffs" || exit 1
+mount -t bpf bpf "$TMP/bpffs" || skip_all "cannot mount a bpf filesystem"
 on_exit "umount $TMP/bpffs"
 PIN=$TMP/bpffs/netstack-settings$$
 NS=nspinset$$

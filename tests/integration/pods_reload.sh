@@ -44,12 +44,19 @@ write_ini() { # DROPS_MAX_SERIES RTT_NATIVE_SCHEMA
 		'[collector.retrans]' 'enabled = false' '[collector.resets]' 'enabled = false' \
 		'[collector.connections]' 'enabled = false' >"$INI"
 }
+verdicts() { grep -c 'reload: .*\(applied\|keeping the running\)' "$EXPORTER_LOG"; }
+# shellcheck disable=SC2317 # run through wait_until
+more_verdicts() { [ "$(verdicts)" -gt "$1" ]; }
 hup() { # wait until the log has one more "reload:" verdict line
 	local seen
-	seen=$(grep -c 'reload: .*\(applied\|keeping the running\)' "$EXPORTER_LOG")
+	seen=$(verdicts)
 	kill -HUP "$EXPORTER_PID"
-	wait_until 10 eval '[ "$(grep -c "reload: .*\(applied\|keeping the running\)" "$EXPORTER_LOG")" -gt "$seen" ]'
+	wait_until 10 more_verdicts "$seen"
 }
+# shellcheck disable=SC2317 # run through wait_until
+sum_gt() { [ "$(scrape_sum "$1")" -gt "$2" ]; }
+# shellcheck disable=SC2317 # run through wait_until
+drops_caught_up() { [ "$(scrape_sum "$DROPS")" -ge "$(nft_drops)" ]; }
 write_ini 4096 3
 start_exporter --config "$INI" || {
 	not_ok "exporter starts"
@@ -71,7 +78,7 @@ for schema in 2 off; do
 		"$(grep -c "reload: collector rtt (re)started" "$EXPORTER_LOG")"
 	before=$(scrape_sum "$RTT")
 	connect 5
-	if wait_until 10 eval '[ "$(scrape_sum "$RTT")" -gt "$before" ]'; then
+	if wait_until 10 sum_gt "$RTT" "$before"; then
 		ok "native_schema $schema: the folded series moves again with new traffic"
 	else
 		not_ok "native_schema $schema: the folded series moves again with new traffic" \
@@ -94,10 +101,10 @@ hup || not_ok "max_series changed: the reload ends"
 check "... the reload restarted drops (its counts start again)" \
 	grep -q "reload: collector drops (re)started" "$EXPORTER_LOG"
 drop 15 # no scrape in between: the new count (15) passes the old one (10)
-wait_until 10 eval '[ "$(scrape_sum "$DROPS")" -ge "$(nft_drops)" ]'
+wait_until 10 drops_caught_up
 check_eq "drops after the restart: the folded counter still equals nftables'" \
 	"$(nft_drops)" "$(scrape_sum "$DROPS")"
 drop 5
-wait_until 10 eval '[ "$(scrape_sum "$DROPS")" -ge "$(nft_drops)" ]'
+wait_until 10 drops_caught_up
 check_eq "... and goes on, once" "$(nft_drops)" "$(scrape_sum "$DROPS")"
 finish
