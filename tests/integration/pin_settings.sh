@@ -6,7 +6,7 @@
 # from 0. One row per collector and setting in CASES; a setting that stops changing the maps
 # (a collector that no longer makes them optional) still passes, so the table only grows.
 # pin.sh checks the drops counter against nftables; this is the breadth.
-# schedule: parallel each
+# schedule: parallel once
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf

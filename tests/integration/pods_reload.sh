@@ -9,6 +9,8 @@
 #      before arrive ahead of the next scrape, so the new count passes the old one: the folded
 #      counter must still equal nftables' (the fold tells the restart by the collector's new
 #      maps, not by totals, which would see a smaller increase).
+#   3. drops with [bpf] pin_path: a reload restarts the collector on its pinned maps (its counts
+#      go on): the folded counter must not count them twice.
 # schedule: parallel each
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
@@ -107,4 +109,31 @@ check_eq "drops after the restart: the folded counter still equals nftables'" \
 drop 5
 wait_until 10 drops_caught_up
 check_eq "... and goes on, once" "$(nft_drops)" "$(scrape_sum "$DROPS")"
+
+# ---- 3. a restart that reuses the pinned maps: the counts go on, and are not added twice ----
+stop_exporter
+mkdir "$TMP/bpffs" || exit 1
+mount -t bpf bpf "$TMP/bpffs" || skip_all "cannot mount a bpf filesystem"
+on_exit "umount $TMP/bpffs"
+pinned_ini() { # DIRECT_READ: auto or false
+	write_ini 4096 off
+	printf '%s\n' '[bpf]' "pin_path = $TMP/bpffs/podrl" '[collector.drops]' "direct_read = $1" \
+		>>"$INI"
+}
+pinned_ini auto
+start_exporter --config "$INI" || not_ok "exporter with pin_path starts"
+on_exit "$EXPORTER --config $INI --unpin"
+base=$(nft_drops) # the pins are new: our namespace's drops so far are not in them
+drop 10
+wait_until 10 sum_ge "$DROPS" 10
+check_eq "pinned drops: the folded counter counts ours" 10 "$(scrape_sum "$DROPS")"
+pinned_ini false # another program, the same maps
+hup || not_ok "direct_read changed: the reload ends"
+check "... the reload restarted drops" \
+	grep -q "reload: collector drops (re)started" "$EXPORTER_LOG"
+check "... on its pinned maps" grep -q "pin: drops: .* pinned map(s) reused" "$EXPORTER_LOG"
+drop 5
+want=$(($(nft_drops) - base))
+wait_until 10 sum_ge "$DROPS" "$want"
+check_eq "... the folded counter goes on, counted once" "$want" "$(scrape_sum "$DROPS")"
 finish
