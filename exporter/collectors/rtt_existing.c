@@ -6,10 +6,11 @@
  * A restart by a reload runs after the capabilities were dropped: setns into another namespace
  * needs CAP_SYS_ADMIN, so it is refused there. What the start-up pass did stays true, though:
  * the callbacks it turned on are flags of the sockets, not of the program, and outlive it; a
- * connection established later had them turned on by the program running then. So a restart
- * keeps the start-up pass's answer for the connections open before the exporter started; only
- * those established while no program was attached (between the previous program's detach and
- * this one's attach, within a reload) wait for a reconnection, which the log says.
+ * connection established later had them turned on by the program running then. So once a pass
+ * covered everything, a restart keeps that answer for the connections open before the exporter
+ * started; only those established while no program was attached (during the restart, or while
+ * the collector was off) in a namespace it cannot enter wait for a reconnection, which the log
+ * says.
  */
 #define _GNU_SOURCE /* setns */
 #include <bpf/bpf.h>
@@ -41,14 +42,12 @@ struct existing_pass {
 };
 
 /*
- * The last pass that could enter every namespace (the start-up one, or any when the capabilities
- * were kept), for the restarts after it. The process's, not a collector state's: it outlives
- * every restart. Collectors start on the main thread only.
+ * Whether a pass of this process covered every connection: from then on the connections open
+ * before the exporter started are measured for good (their callbacks outlive the program). The
+ * process's, not a collector state's: it outlives every restart. Collectors start on the main
+ * thread only.
  */
-static struct {
-	bool ran;
-	bool covered;
-} privileged_pass;
+static bool covered_once;
 
 /* A thread of its own: setns() moves only the calling thread, which then just ends. */
 static void *existing_worker(void *arg)
@@ -163,6 +162,7 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 	struct netns_list list = { 0 };
 	struct bpf_link *link = NULL;
 	pthread_t thread;
+	const char *reason;
 	bool covered;
 	int err, unlisted = 0;
 
@@ -200,39 +200,36 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 		pass.unreachable += unlisted;
 	}
 	covered = !pass.unreachable && !done->failed;
-	if (!pass.denied) {
-		privileged_pass.ran = true;
-		privileged_pass.covered = covered;
-	} else if (privileged_pass.ran && privileged_pass.covered) {
-		log_info("rtt: restarted without the privilege to enter other network "
-			 "namespaces (setns needs CAP_SYS_ADMIN, dropped at start): RTT callbacks "
-			 "turned on for %llu TCP connections in %u namespaces, %u not entered; "
-			 "connections open before start keep the callbacks the start-up pass "
-			 "turned on, later ones got them from the program running when they were "
-			 "established; only those established during this restart, in a "
-			 "namespace not entered, are measured once they reconnect",
-			 (unsigned long long)done->enabled, pass.entered, pass.unreachable);
-		return true;
-	}
-	if (covered)
+	if (covered) {
+		covered_once = true;
 		log_info("rtt: RTT callbacks turned on for %llu TCP connections open before start "
 			 "(%llu were on already), in %u network namespaces",
 			 (unsigned long long)done->enabled, (unsigned long long)done->already,
 			 pass.entered);
-	else
-		log_warn("rtt: RTT callbacks turned on for %llu TCP connections open before "
-			 "start in %u network namespaces, but %llu refused by the kernel and %u "
-			 "namespaces not entered (%s): connections there are not measured until "
-			 "they reconnect",
-			 (unsigned long long)done->enabled, pass.entered,
-			 (unsigned long long)done->failed, pass.unreachable,
-			 pass.err   ? strerror(-pass.err)
-			 : unlisted ? "no /run/netns entry and no process we may read"
-				    : "bpf_setsockopt failed");
-	if (pass.denied)
-		log_warn("rtt: %u namespaces refused for want of CAP_SYS_ADMIN%s", pass.denied,
-			 privileged_pass.ran ? ": a restart cannot enter them, and the start-up "
-					       "pass did not cover every connection either"
-					     : "");
-	return covered;
+		return true;
+	}
+	reason = pass.err   ? strerror(-pass.err)
+		 : unlisted ? "no /run/netns entry and no process we may read"
+			    : "bpf_setsockopt failed";
+	if (covered_once) {
+		log_info("rtt: restarted, its pass over open connections partial (%u namespaces "
+			 "not entered, %llu connections refused by the kernel: %s%s); RTT "
+			 "callbacks turned on for %llu TCP connections in %u namespaces. "
+			 "Connections open before the exporter started keep the callbacks an "
+			 "earlier pass turned on, later ones got them from the program running "
+			 "when they were established; those established while no program was "
+			 "attached (during this restart, or while the collector was off) and not "
+			 "reached now are measured once they reconnect",
+			 pass.unreachable, (unsigned long long)done->failed, reason,
+			 pass.denied ? "; setns needs CAP_SYS_ADMIN, dropped at start" : "",
+			 (unsigned long long)done->enabled, pass.entered);
+		return true;
+	}
+	log_warn("rtt: RTT callbacks turned on for %llu TCP connections open before start in %u "
+		 "network namespaces, but %llu refused by the kernel and %u namespaces not entered "
+		 "(%s%s): connections there are not measured until they reconnect",
+		 (unsigned long long)done->enabled, pass.entered, (unsigned long long)done->failed,
+		 pass.unreachable, reason,
+		 pass.denied ? "; setns needs CAP_SYS_ADMIN, which only start-up has" : "");
+	return false;
 }
