@@ -7,6 +7,7 @@
 # (a collector that no longer makes them optional) still passes, so the table only grows.
 # pin.sh checks the drops counter against nftables; this is the breadth.
 # schedule: parallel once
+# why: the kernel's pins and map ids are under test; pin.sh runs pin_prepare under ASan
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
