@@ -463,11 +463,13 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 
 		/*
 		 * A counter reset in the kernel: what it had stays in its series. Any count below
-		 * its last one tells too: now - base must never wrap.
+		 * its last one tells too: now - base must never wrap. Its last counts are then
+		 * those of the restart, 0: a move below must not hand them over a second time.
 		 */
 		if (in->out && (restarted || val_below(&in->now, &in->last, f->nv))) {
 			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
 			val_zero(&in->base, f->nv);
+			val_zero(&in->last, f->nv);
 		}
 		if (in->out && !labels_cmp(&in->out->nd.key.l, &in->want.l))
 			goto keep;

@@ -281,9 +281,46 @@ static void test_fold_generation(void)
 	pthread_mutex_destroy(&slot.mu);
 }
 
+/*
+ * A restart and a move before one scrape (the namespace resolved meanwhile): the old series
+ * keeps the old counts, once; the new one gets the new counts.
+ */
+static void test_fold_restart_and_move(void)
+{
+	struct podsnap slot;
+	struct podfold *fold = fold_of(&slot);
+	struct expo_filter *f = podfold_filter_new(fold, POD_LABEL_NAMESPACE | POD_LABEL_POD);
+	struct input in[1] = { { "3", { 2, 1, 0 }, 1, { 0, 2, 1, 0 }, 1.0, 3 } };
+	char *text;
+
+	if (!fold || !f)
+		abort();
+	podfold_max_series(fold, 10);
+	podfold_filter_generation(f, 100);
+	free(scrape(f, in, 1)); /* namespace 3 unknown: the series without a pod */
+	CHECK_STR(got.labels, "namespace=;pod=;");
+	podfold_filter_generation(f, 200);
+	publish_pods(&slot, 3);
+	memcpy(in[0].c, (uint64_t[]){ 1, 0, 0 }, sizeof(in[0].c));
+	memcpy(in[0].v, (uint64_t[]){ 0, 1, 0, 0 }, sizeof(in[0].v));
+	in[0].z = 0;
+	in[0].sum = 0.5;
+	text = scrape(f, in, 1);
+	check_got((uint64_t[]){ 1, 0, 0 }, 0, (uint64_t[]){ 0, 1, 0, 0 }, 0.5);
+	/* The series without a pod: its 3 observations from before the restart, not 6. */
+	CHECK(strstr(text, "h_seconds_count{namespace=\"\",pod=\"\"} 3\n"));
+	free(text);
+
+	free(f);
+	podfold_free(fold);
+	podsnap_publish(&slot, NULL);
+	pthread_mutex_destroy(&slot.mu);
+}
+
 int main(void)
 {
 	RUN(test_fold_native);
 	RUN(test_fold_generation);
+	RUN(test_fold_restart_and_move);
 	CHECK_EXIT();
 }
