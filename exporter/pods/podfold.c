@@ -93,8 +93,8 @@ struct fam {
 	uint64_t overflow_total, gen;
 	/* The collector's generation its counts are from, and the one of this scrape's samples. */
 	uint64_t cgen, cgen_now;
-	uint64_t shape_restarts,
-		shape_gen; /* restarts for a new shape; scrape of the last sample */
+	uint64_t shape_restarts; /* the fold started again for a new bucket shape */
+	uint64_t shape_gen;	 /* the scrape of the last sample taken */
 	bool logged_overflow, logged_mixed;
 };
 
@@ -232,7 +232,7 @@ static void free_out(void *p)
 	out_free(p);
 }
 
-/* The family's series, inputs and shape go; its name, counters and generation stay. */
+/* The family's series, inputs and shape go; its name, own counters and generations stay. */
 static void fam_forget(struct fam *f)
 {
 	table_free(&f->ins, free_in);
