@@ -281,11 +281,14 @@ int pods_reconfigure(struct pods *p, const struct pods_config *c)
 	return pods_start(p);
 }
 
-struct expo_filter *pods_filter(struct pods *p, const char *collector)
+struct expo_filter *pods_filter(struct pods *p, const char *collector, uint64_t gen)
 {
 	int i = p->active ? pods_config_find(&p->cfg, collector) : -ENOENT;
 
-	return i < 0 ? NULL : p->filters[i];
+	if (i < 0 || !p->filters[i])
+		return NULL;
+	podfold_filter_generation(p->filters[i], gen);
+	return p->filters[i];
 }
 
 void pods_render_metrics(struct pods *p, struct expo *e)
