@@ -145,12 +145,16 @@ int pods_start(struct pods *p)
 			return err; /* logged */
 	}
 	p->walker = tasks_open();
-	if (!p->walker)
+	if (!p->walker) {
+		int open_err = errno;
+
 		log_error("pods: cannot load the kernel-side process walk (bpf/tasks.bpf.c, an "
 			  "iter/task program with bpf_loop: Linux 5.17 or later%s): %s; network "
 			  "namespaces stay unresolved, pod labels empty "
 			  "(netstack_pods_resolver_up 0)",
-			  kernel_at_least(5, 17) ? "" : ", this kernel is older", strerror(errno));
+			  kernel_has_bpf_loop() ? "" : ", which this kernel lacks",
+			  strerror(open_err));
+	}
 	p->stopping = false;
 	err = -pthread_create(&p->scan_thread, NULL, pods_scanner, p);
 	if (err)
