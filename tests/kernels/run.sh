@@ -49,8 +49,9 @@ EXPECT_TABLE='
 # RLIMIT_MEMLOCK (before 5.11): in the pod profile (64 KiB) a collector may then be down with a
 # log line naming it; args = the RTT callback's arguments (6.10+: rtt_kind="sample" has samples);
 # existing = connections open before start measured (iter/tcp + bpf_setsockopt, 6.12+); loop =
-# bpf_loop (5.17+), which the pod resolver's process walk needs, else it logs why and
-# netstack_pods_resolver_up is 0; reason = tcp_send_reset's reason argument (6.10+: reset reasons
+# bpf_loop (5.17+), with which the pod resolver's process walk runs in one go, else in chunks of
+# tail calls (logged); either way the pod labels are checked (but in the pod profile where
+# memlock bounds the walk's maps: netstack_pods_resolver_up 0, logged); reason = tcp_send_reset's reason argument (6.10+: reset reasons
 # by name, and resets without a full socket seen, so sent resets equal TcpOutRsts); dropreason =
 # kfree_skb's reason argument (5.17+), else count_drop_noreason: every packet as NOT_SPECIFIED,
 # checked by function (__udp4_lib_rcv for Udp NoPorts, the netfilter hook for the nftables
