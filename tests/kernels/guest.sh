@@ -6,7 +6,9 @@
 #   - netstack_collector_up per collector as the expectation table says; a collector expected
 #     down logs why; --strict serves (and exits 0) when all are expected up, exits 1 otherwise;
 #   - drops: NO_SOCKET equals the namespace's Udp NoPorts, NETFILTER_DROP equals an nftables
-#     rule's counter, the reason count and numbers are this kernel's (BTF, tracefs);
+#     rule's counter, the reason count and numbers are this kernel's (BTF, tracefs); without
+#     the reason argument (5.10) NOT_SPECIFIED at __udp4_lib_rcv and at the netfilter hook
+#     instead, and the drop series an idle guest and ordinary traffic make, printed;
 #   - retrans: retransmitted segments equal the namespaces' TcpRetransSegs under nftables loss;
 #   - rtt: the histogram gets samples from that transfer;
 #   - connections: IPv6 connections C -> S closed, reset and refused, counted by outcome and
@@ -16,7 +18,8 @@
 #     close, SO_LINGER 0, TIME_WAIT; IPv4 and IPv6) against R's TcpOutRsts, by reason where the
 #     kernel gives one (docs/collectors/resets.md);
 #   - the netns label of each collector, and the container and process labels the pod
-#     resolver's process walk (BPF task iterator) gives a process of A in a kubepods cgroup.
+#     resolver's process walk (BPF task iterator; without bpf_loop in tail-called chunks)
+#     gives a process of A in a kubepods cgroup.
 # Results go to /tmp/results/log (a 9p directory the host reads); then the guest powers off.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C
