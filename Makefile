@@ -44,7 +44,8 @@ endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
 LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt -lseccomp \
 	  -lprotobuf-c -lm
-# -mcpu=v3: atomic fetch-and-add (Linux 5.12+; the drop reasons need 5.17 anyway).
+# -mcpu=v3: atomic fetch-and-add (Linux 5.12+; count_drop_noreason, the program for kernels
+# before 5.17, uses none: only plain atomic adds, which every kernel has).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 	      -Wno-unused-parameter -Ibpf -MMD -MP
 

@@ -17,7 +17,8 @@
 #      start and stop); keys only a restart applies are named in the log.
 #   7. The pod-labels overlay's privileges, rendered by kustomize: the exporter with exactly its
 #      capabilities, as uid 65534, in a PID namespace of its own (no hostPID), names both pods'
-#      namespace, pod, container and process: the kernel walks the processes, not /proc.
+#      namespace, pod, container and process: the kernel walks the processes, not /proc; again
+#      with the walk of kernels without bpf_loop (NETSTACK_TASK_WALK=chunked: tail calls).
 # schedule: serial each
 # why: the node-wide __gone__ remainder takes other scripts' namespaces
 # shellcheck source=tests/lib.sh
@@ -425,8 +426,9 @@ check "exporter still running after the reloads" kill -0 "$EXPORTER_PID"
 stop_exporter
 
 # -- 7. the pod-labels overlay's privileges ------------------------------------------------------
-overlay_pod() {
-	local ovl caps exp ds
+overlay_pod() { # [chunked]: the walk kernels without bpf_loop run (NETSTACK_TASK_WALK)
+	local ovl caps exp ds O=overlay
+	[ "${1:-}" = chunked ] && O="overlay, chunked walk"
 	for tool in kubectl jq unshare setpriv capsh; do
 		command -v "$tool" >/dev/null || {
 			echo "!!!!! overlay: needs $tool !!!!!" >&2
@@ -438,10 +440,10 @@ overlay_pod() {
 	ovl=$(mktemp -d /tmp/netstack-overlay.XXXXXX) && chmod 755 "$ovl" && on_exit "rm -r $ovl"
 	ds=$(kubectl kustomize deploy/kubernetes/overlays/pod-labels | yaml2json |
 		jq -c '.[] | select(.kind == "DaemonSet") | .spec.template.spec')
-	check_eq "overlay: no hostPID" false "$(jq '.hostPID // false' <<<"$ds")"
+	check_eq "$O: no hostPID" false "$(jq '.hostPID // false' <<<"$ds")"
 	caps=$(jq -r '.containers[0].securityContext.capabilities.add | map("+" + ascii_downcase) |
 		join(",")' <<<"$ds")
-	check_eq "overlay: adds capabilities ($caps), drops" '["ALL"]' \
+	check_eq "$O: adds capabilities ($caps), drops" '["ALL"]' \
 		"$(jq -c '.containers[0].securityContext.capabilities.drop' <<<"$ds")"
 	install -m 644 "$TMP/token" "$TMP/cert.pem" "$ovl/"
 	sed -e "s|$TMP/|$ovl/|" -e 's/^pod_labels = .*/pod_labels = namespace,pod,container,process,netns/' \
@@ -454,8 +456,8 @@ overlay_pod() {
 	printf '\t--bounding-set=-all,%s --no-new-privs %s "$@"\n' "$caps" "$(realpath "$EXPORTER")" \
 		>>"$ovl/run"
 	chmod +x "$ovl/run"
-	EXPORTER=$ovl/run start_exporter --config "$ovl/overlay.ini" || {
-		not_ok "overlay: the exporter starts with the overlay's privileges"
+	NETSTACK_TASK_WALK=${1:-} EXPORTER=$ovl/run start_exporter --config "$ovl/overlay.ini" || {
+		not_ok "$O: the exporter starts with the overlay's privileges"
 		return
 	}
 	# unshare forked it: the exporter is its only child, init of the new PID namespace. unshare
@@ -463,15 +465,17 @@ overlay_pod() {
 	exp=$(cat "/proc/$EXPORTER_PID/task/$EXPORTER_PID/children")
 	exp=${exp% }
 	on_exit "kill $exp"
-	check_eq "overlay: runs as uid 65534" 65534 "$(awk '$1 == "Uid:" { print $2 }' "/proc/$exp/status")"
-	check_eq "overlay: holds exactly the overlay's capabilities" \
+	check_eq "$O: runs as uid 65534" 65534 "$(awk '$1 == "Uid:" { print $2 }' "/proc/$exp/status")"
+	check_eq "$O: holds exactly the overlay's capabilities" \
 		"$(tr , '\n' <<<"${caps//+/cap_}" | sort | paste -sd,)" \
 		"$(capsh --decode="$(awk '$1 == "CapEff:" { print $2 }' "/proc/$exp/status")" |
 			sed 's/.*=//' | tr , '\n' | sort | paste -sd,)"
-	check "overlay: in a PID namespace of its own" \
+	check "$O: in a PID namespace of its own" \
 		test "$(readlink "/proc/$exp/ns/pid")" != "$(readlink /proc/self/ns/pid)"
-	check "overlay: pods known" wait_for '^netstack_pods_known$' 2
-	check "overlay: the kernel's process walk works" wait_for '^netstack_pods_resolver_up$' 1
+	check "$O: pods known" wait_for '^netstack_pods_known$' 2
+	check "$O: the kernel's process walk works" wait_for '^netstack_pods_resolver_up$' 1
+	[ "${1:-}" = chunked ] && check "$O: the walk runs in chunks of tail calls" \
+		grep -q 'pods: no bpf_loop .*chunks of tail calls' "$EXPORTER_LOG"
 	# Until a walk after the pod list has named both pods: a datagram at a time, until its drop
 	# carries the pod's labels (a fixed pause was too short on a busy machine).
 	for ns in "$NSA:$INO_A:team-a:web-a:app-a" "$NSB:$INO_B:team-b:db-b:app-b"; do
@@ -482,7 +486,7 @@ overlay_pod() {
 			flood "$p_ns" 1
 			sleep 0.2
 		done
-		check "overlay: $p_pod's drops carry its labels once a walk has named it" sum_ge "$re" 1
+		check "$O: $p_pod's drops carry its labels once a walk has named it" sum_ge "$re" 1
 	done
 	scrape "$TMP/o0"
 	flood "$NSA" 20
@@ -490,15 +494,17 @@ overlay_pod() {
 	wait_for "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\",process=\"$NSA\"[}]" $(($(fsum "$TMP/o0" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\",process=\"$NSA\"[}]") + 20)) 5
 	wait_for "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\",process=\"$NSB\"[}]" $(($(fsum "$TMP/o0" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\",process=\"$NSB\"[}]") + 30)) 5
 	scrape "$TMP/o1"
-	check_eq "overlay: pod A's drops carry its namespace, pod, container and process" 20 \
+	check_eq "$O: pod A's drops carry its namespace, pod, container and process" 20 \
 		"$(delta "$TMP/o0" "$TMP/o1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\",process=\"$NSA\"[}]")"
-	check_eq "overlay: pod B's drops carry its namespace, pod, container and process" 30 \
+	check_eq "$O: pod B's drops carry its namespace, pod, container and process" 30 \
 		"$(delta "$TMP/o0" "$TMP/o1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\",process=\"$NSB\"[}]")"
-	check_eq "overlay: no walk failed" 0 "$(fsum "$TMP/o1" '^netstack_pods_scan_errors_total')"
+	check_eq "$O: no walk failed" 0 "$(fsum "$TMP/o1" '^netstack_pods_scan_errors_total')"
 	kill "$exp"
 	wait "$EXPORTER_PID"
 }
 : >"$TMP/events.jsonl"
 start_api ok || exit 1
 overlay_pod
+# The same with the walk of kernels before 5.17 (no bpf_loop: tail-called chunks).
+overlay_pod chunked
 finish
