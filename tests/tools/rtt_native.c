@@ -27,7 +27,7 @@
 #include "sampling/events.h"
 
 #define MAX_HISTS 256
-#define READS 50
+#define READS 50u
 
 struct seen {
 	char labels[256];
