@@ -315,7 +315,7 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 
 	*state = rt;
 	if (iter)
-		rt->existing_covered = rtt_cover_existing(rt->skel);
+		rt->existing_covered = rtt_cover_existing(rt->skel, env->rtt_covered_once);
 	else if (!rt->cfg.existing_sockets)
 		log_info("rtt: TCP connections open before start are not measured until they "
 			 "reconnect (existing_sockets = false)");

@@ -40,14 +40,6 @@ struct existing_pass {
 	int err;	      /* the first reason */
 };
 
-/*
- * Whether a pass of this process covered every connection: from then on the connections open
- * before the exporter started are measured for good (their callbacks outlive the program). The
- * process's, not a collector state's: it outlives every restart. Collectors start on the main
- * thread only.
- */
-static bool covered_once;
-
 /* A thread of its own: setns() moves only the calling thread, which then just ends. */
 static void *existing_worker(void *arg)
 {
@@ -154,7 +146,7 @@ static int count_unlisted(struct rtt_bpf *skel, const struct netns_list *l)
  * callback: run tcp_rtt_existing over every socket of every network namespace we can enter.
  * Runs after the attach, so a connection established meanwhile is covered one way or both.
  */
-bool rtt_cover_existing(struct rtt_bpf *skel)
+bool rtt_cover_existing(struct rtt_bpf *skel, bool *covered_once)
 {
 	struct existing_pass pass = { 0 };
 	const struct rtt_existing *done = &skel->bss->existing;
@@ -200,7 +192,8 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 	}
 	covered = !pass.unreachable && !done->failed;
 	if (covered) {
-		covered_once = true;
+		if (covered_once)
+			*covered_once = true;
 		log_info("rtt: RTT callbacks turned on for %llu TCP connections open before start "
 			 "(%llu were on already), in %u network namespaces",
 			 (unsigned long long)done->enabled, (unsigned long long)done->already,
@@ -210,7 +203,7 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 	reason = pass.err   ? strerror(-pass.err)
 		 : unlisted ? "no /run/netns entry and no process we may read"
 			    : "bpf_setsockopt failed";
-	if (covered_once) {
+	if (covered_once && *covered_once) {
 		log_info("rtt: restarted, its pass over open connections partial (%u namespaces "
 			 "not entered, %llu connections refused by the kernel: %s%s); RTT "
 			 "callbacks turned on for %llu TCP connections in %u namespaces. "
