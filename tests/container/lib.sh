@@ -15,6 +15,83 @@ CTR_MIRRORS=("deb http://deb.debian.org/debian $CTR_SUITE main"
 	"deb http://deb.debian.org/debian $CTR_SUITE-updates main"
 	"deb http://deb.debian.org/debian-security $CTR_SUITE-security main")
 
+# Roots and packages made from Debian's archive, shared by every clone on this machine: a root
+# is made once per (suite, architecture, package list) and then only read.
+CTR_CACHE=${NETSTACK_TEST_CACHE:-/var/cache/netstack-test}
+
+# ctr_mirrors SUITE: the archive's sources for SUITE (main, updates, security).
+ctr_mirrors() {
+	printf '%s\n' "deb http://deb.debian.org/debian $1 main" \
+		"deb http://deb.debian.org/debian $1-updates main" \
+		"deb http://deb.debian.org/debian-security $1-security main"
+}
+
+# ctr_root SUITE ARCH PKG...: the directory of a Debian SUITE root for ARCH (a minbase with the
+# PKGs and their dependencies, no docs, man pages or locales), made with mmdebstrap once per
+# package set under $CTR_CACHE/roots/SUITE-ARCH-HASH (HASH of the package list and of this
+# recipe) and reused by every clone; "# made ..." or "# reused ..." on stderr. Never written to
+# once made (users bind-mount it read-only, tests/container/trixie.sh). The packages it
+# downloads are kept in $CTR_CACHE/debs/SUITE-ARCH, and with the host's own apt cache (same
+# suite) offered to the next root made: a new package list downloads only what is new.
+# Needs root and mmdebstrap; only this machine's architecture (maintainer scripts run).
+ctr_root() {
+	local suite=$1 arch=$2 hash dir debs t0 try rc
+	shift 2
+	local -a mirrors
+	mapfile -t mirrors < <(ctr_mirrors "$suite")
+	hash=$({
+		printf '%s\n' "$@" | sort -u
+		declare -f ctr_root ctr_root_make
+		printf '%s\n' "${mirrors[@]}"
+	} | sha256sum | cut -c1-16)
+	dir=$CTR_CACHE/roots/$suite-$arch-$hash
+	debs=$CTR_CACHE/debs/$suite-$arch
+	mkdir -p "$CTR_CACHE/roots" "$debs" || return 1
+	# Made under a lock: clones running at once make it once, the others wait and reuse it.
+	(
+		flock 9
+		if [ -d "$dir" ]; then
+			echo "# reused $dir" >&2
+			exit 0
+		fi
+		t0=$(date +%s)
+		# Up to 3 tries: the archive fails a request now and then.
+		for try in 1 2 3; do
+			rm -rf "$dir.tmp"
+			ctr_root_make "$suite" "$arch" "$dir.tmp" "$debs" "$*" "${mirrors[@]}" >&2 && break
+			rc=$?
+			[ "$try" -lt 3 ] || { rm -rf "$dir.tmp"; exit $rc; }
+			echo "# mmdebstrap $suite $arch failed (try $try), again" >&2
+		done
+		mv "$dir.tmp" "$dir"
+		echo "# made $dir in $(($(date +%s) - t0)) s ($(du -sm "$debs" | cut -f1) MB of packages kept)" >&2
+	) 9>"$dir.lock" || return 1
+	echo "$dir"
+}
+# ctr_root_make SUITE ARCH DIR DEBS PKGS MIRROR...: mmdebstrap for ctr_root.
+ctr_root_make() {
+	local suite=$1 arch=$2 dir=$3 debs=$4 pkgs=$5 host_debs=
+	shift 5
+	# The host's own downloads, when the suite is the host's.
+	grep -qs "^VERSION_CODENAME=$suite$" /etc/os-release && host_debs=/var/cache/apt/archives
+	# Debian's python3 first: mmdebstrap runs mmtarfilter (#!/usr/bin/env python3) once per
+	# package, and a python3 shim earlier in PATH (pyenv) costs most of a second each time.
+	# The kept packages are hard links where the file system allows (no copy).
+	# shellcheck disable=SC2016 # $1 is mmdebstrap's, the root it makes
+	PATH=/usr/bin:/usr/sbin:$PATH mmdebstrap --quiet --variant=minbase --arch="$arch" \
+		--include="${pkgs// /,}" --skip=essential/unlink \
+		--setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
+		--setup-hook="for d in $debs $host_debs; do find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t \"\$1/var/cache/apt/archives\" {} + 2>/dev/null || find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -n -t \"\$1/var/cache/apt/archives\" {} +; done" \
+		--customize-hook="find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t '$debs' {} + 2>/dev/null || find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -n -t '$debs' {} +" \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/info/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-include=/usr/share/locale/locale.alias' \
+		"$suite" "$dir" "$@"
+}
+
 # ctr_env: export CONTAINERS_CONF and CONTAINERS_STORAGE_CONF (storage under $CTR_DIR, its
 # run state under /run); returns 77 when root or a tool is missing, 1 on a bad limit.
 ctr_env() {
