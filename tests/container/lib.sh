@@ -133,16 +133,36 @@ ctr_locked() {
 	(flock 9 && "$@" 9>&-) 9>"$lock"
 }
 
-# ctr_base_tar ARCH: $CTR_DIR/base/$CTR_SUITE-ARCH.tar, made once. A minbase without docs,
-# man pages and locales, like Debian's own debian:12-slim. A foreign architecture is only
-# unpacked (mmdebstrap's extract variant: no maintainer script runs, so no emulation); it is
-# only ever a runtime stage's base, which runs nothing at build time.
+# ctr_base_tar ARCH: a tar of a $CTR_SUITE minbase for ARCH, made once per recipe and shared by
+# every clone on this machine ($CTR_CACHE/bases; the packages it downloads kept as for
+# ctr_root). A minbase without docs, man pages and locales, like Debian's own debian:12-slim. A
+# foreign architecture is only unpacked (mmdebstrap's extract variant: no maintainer script
+# runs, so no emulation); it is only ever a runtime stage's base, which runs nothing at build
+# time.
 ctr_base_tar() {
-	local arch=$1 tar=$CTR_DIR/base/$CTR_SUITE-$1.tar variant=minbase t0 try
+	local arch=$1 tar variant=minbase t0 try key debs host_debs= keep
 	local -a opts=(--variant=minbase)
+	key=$({
+		declare -f ctr_base_tar
+		printf '%s\n' "${CTR_MIRRORS[@]}"
+	} | sha256sum | cut -c1-12)
+	tar=$CTR_CACHE/bases/$CTR_SUITE-$arch-$key.tar
+	debs=$CTR_CACHE/debs/$CTR_SUITE-$arch
 	[ -s "$tar" ] && { echo "$tar"; return 0; }
+	mkdir -p "$CTR_CACHE/bases" "$debs" || return 1
+	exec 8>"$tar.lock"
+	flock 8 # another clone may be making it
+	if [ -s "$tar" ]; then
+		exec 8>&-
+		echo "$tar"
+		return 0
+	fi
 	t0=$(date +%s)
-	mkdir -p "$CTR_DIR/base"
+	[ "$arch" = "$(dpkg --print-architecture)" ] &&
+		grep -qs "^VERSION_CODENAME=$CTR_SUITE$" /etc/os-release && host_debs=/var/cache/apt/archives
+	# The packages kept, hard links where the file system allows (no copy).
+	keep="find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t '$debs' {} + 2>/dev/null || find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -n -t '$debs' {} +"
+	opts+=(--customize-hook="$keep")
 	if [ "$arch" != "$(dpkg --print-architecture)" ]; then
 		variant=extract
 		# What a minbase holds: the essential and the required packages, and apt.
@@ -151,7 +171,8 @@ ctr_base_tar() {
 			--include=apt
 			# base-passwd's maintainer script, which does not run here.
 			--extract-hook='cp "$1/usr/share/base-passwd/passwd.master" "$1/etc/passwd"'
-			--extract-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"')
+			--extract-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"'
+			--extract-hook="$keep")
 	fi
 	echo "# making $tar ($variant)" >&2
 	# Debian's python3 first: mmdebstrap runs mmtarfilter (#!/usr/bin/env python3) once per
@@ -159,7 +180,11 @@ ctr_base_tar() {
 	# Up to 3 tries: the archive fails a request now and then, and mmdebstrap (apt-get
 	# update --error-on=any) gives up at the first.
 	for try in 1 2 3; do
+		# shellcheck disable=SC2016 # $1 is mmdebstrap's, the root it makes.
 		PATH=/usr/bin:$PATH mmdebstrap --quiet --format=tar --arch="$arch" "${opts[@]}" \
+			--skip=essential/unlink \
+			--setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
+			--setup-hook="for d in $debs $host_debs; do find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t \"\$1/var/cache/apt/archives\" {} + 2>/dev/null || find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -n -t \"\$1/var/cache/apt/archives\" {} +; done" \
 			--dpkgopt='path-exclude=/usr/share/doc/*' \
 			--dpkgopt='path-include=/usr/share/doc/*/copyright' \
 			--dpkgopt='path-exclude=/usr/share/man/*' \
@@ -168,10 +193,11 @@ ctr_base_tar() {
 			--dpkgopt='path-include=/usr/share/locale/locale.alias' \
 			"$CTR_SUITE" "$tar.tmp" "${CTR_MIRRORS[@]}" >&2 && break
 		rm -f "$tar.tmp"
-		[ "$try" -lt 3 ] || return 1
+		[ "$try" -lt 3 ] || { exec 8>&-; return 1; }
 		echo "# mmdebstrap $arch failed (try $try), again" >&2
 	done
 	mv "$tar.tmp" "$tar"
+	exec 8>&-
 	echo "# made $tar in $(($(date +%s) - t0)) s" >&2
 	echo "$tar"
 }
