@@ -151,7 +151,11 @@ step() {
 		return 1
 	fi
 	verdict=$(grep 'reload: .*\(applied\|keeping the running\)' "$EXPORTER_LOG" | tail -n 1)
-	check "$name: applied" grep -q "reload: $INI applied\(; needs a restart.*\)\?\"\$" <<<"$verdict"
+	if grep -q "reload: $INI applied\(; needs a restart.*\)\?\"\$" <<<"$verdict"; then
+		ok "$name: applied"
+	else
+		not_ok "$name: applied" "$(grep 'level=error' "$EXPORTER_LOG" | tail -n 4)"
+	fi
 	check_eq "$name: no call denied" "" "$(denied "$EXPORTER_PID" "$since")"
 }
 
