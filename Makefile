@@ -44,7 +44,8 @@ endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(BUILD) -Ibpf -Iexporter -Imetrics
 LDLIBS += -pthread -lbpf -lelf -lz -lmicrohttpd -linih -ljson-c -lgnutls -lcrypt -lseccomp \
 	  -lprotobuf-c -lm
-# -mcpu=v3: atomic fetch-and-add (Linux 5.12+; the drop reasons need 5.17 anyway).
+# -mcpu=v3: atomic fetch-and-add (Linux 5.12+; count_drop_noreason, the program for kernels
+# before 5.17, uses none: only plain atomic adds, which every kernel has).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
 	      -Wno-unused-parameter -Ibpf -MMD -MP
 
@@ -139,10 +140,10 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 # (fake_apiserver _exits with its watch threads running, on purpose).
 # tests/tools/nfqdelay.c: libnetfilter-queue (scripts/deps.sh, test packages).
 $(BUILD)/tests/nfqdelay: LDLIBS += -lnetfilter_queue
-# native_check compares the kernel's bucket search with the exporter's reference; it and
-# rtt_native link exporter objects, so they build with the same sanitizer flags.
-$(BUILD)/tests/native_check: tests/tools/native_check.c $(BUILD)/native_slot.skel.h \
-		$(BUILD)/exporter/collectors/nativehist.o | $(BUILD)
+# hist_check compares the kernel's histogram cells with the exporter's; it and rtt_native link
+# exporter objects, so they build with the same sanitizer flags.
+$(BUILD)/tests/hist_check: tests/tools/hist_check.c $(BUILD)/hist_cell.skel.h \
+		$(BUILD)/exporter/collectors/histogram.o $(METRICS_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) $(LDLIBS) -o $@

@@ -129,6 +129,20 @@ struct {
 	__type(value, struct drop_last);
 } skb_drop_last SEC(".maps");
 
+/*
+ * Kernels without BPF's atomic fetch and exchange (before 5.12) take a slot by claiming its
+ * number here, the key as the value (count_drop_noreason): an insert with BPF_NOEXIST is the
+ * only compare-and-set they offer. Resized to max_series for that program, else left at 1.
+ * User space reads a slot's key from here (one lookup each, when it is new): the kernel links a
+ * hash element only once it is whole, so no store order is needed on any CPU.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct drop_key);
+} skb_drop_claims SEC(".maps");
+
 /* Set before load; read only when a new label tuple takes a slot. */
 const volatile __u32 max_series = 1;
 const volatile __u32 slot_stride = CPU_STRIDE(1);
@@ -199,11 +213,33 @@ static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *pr
 	*proto = l4_proto(sk->sk_protocol);
 }
 
+/*
+ * SKB_DROP_REASON_MAX: a constant in the program (CO-RE), the same the exporter reads from BTF.
+ * A kernel without the enum (before 5.17) has the one reason below.
+ */
+static __always_inline __u32 reason_max(void)
+{
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_MAX))
+		return bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_MAX);
+	return DROP_UNSPECIFIED + 1;
+}
+
+/*
+ * What count_drop_noreason counts every packet as: the kernel's NOT_SPECIFIED, the reason a
+ * plain kfree_skb() has from 5.17 on, where the enum exists; else DROP_UNSPECIFIED, which the
+ * exporter names the same (exporter/kernel/kernel.c).
+ */
+static __always_inline __u32 reason_unspecified(void)
+{
+	if (bpf_core_enum_value_exists(enum skb_drop_reason, SKB_DROP_REASON_NOT_SPECIFIED))
+		return bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_NOT_SPECIFIED);
+	return DROP_UNSPECIFIED;
+}
+
 /* Add one to this CPU's slot of (reason, family, proto); false when reason is past the array. */
 static __always_inline bool array_count(__u32 reason, __u8 family, __u8 proto)
 {
-	/* A constant in the program (CO-RE), the same the exporter reads from BTF. */
-	__u32 max = bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_MAX);
+	__u32 max = reason_max();
 	__u32 idx = cpu_slice(DROP_STRIDE(max)) + DROP_INDEX(reason, family, proto);
 	__u64 *v;
 
@@ -260,8 +296,37 @@ static __always_inline bool same_key(const struct drop_key *a, const struct drop
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
 }
 
+/*
+ * new_slot for kernels without atomic fetch or exchange (before 5.12): the first free number
+ * from the hint on, claimed in skb_drop_claims (numbers are only ever claimed in order, so the
+ * claimed ones are always 0 to n - 1), then the hint counted up with a plain atomic add (BPF_XADD,
+ * which every kernel has). Gives up after DROP_CLAIM_TRIES numbers others took meanwhile.
+ */
+static __always_inline struct drop_slot *claim_slot(const struct drop_key *key)
+{
+	__u32 zero = 0, slot;
+	__u32 *next = bpf_map_lookup_elem(&skb_drop_slots, &zero);
+
+	if (!next)
+		return NULL;
+	slot = *(volatile __u32 *)next;
+	for (int i = 0; i < DROP_CLAIM_TRIES; i++, slot++) {
+		if (slot >= max_series)
+			return NULL;
+		if (!bpf_map_update_elem(&skb_drop_claims, &slot, key, BPF_NOEXIST)) {
+			struct drop_slot v = { .slot = slot, .stride = slot_stride };
+
+			__sync_fetch_and_add(next, 1); /* result unused: BPF_XADD */
+			/* EEXIST: another CPU gave the key a slot first; ours stays at 0. */
+			bpf_map_update_elem(&skb_drops, key, &v, BPF_NOEXIST);
+			return bpf_map_lookup_elem(&skb_drops, key);
+		}
+	}
+	return NULL;
+}
+
 /* Add one to key's counter on this CPU; false when it has no slot and none is left. */
-static __always_inline bool slot_count(const struct drop_key *key)
+static __always_inline bool slot_count(const struct drop_key *key, const bool atomics)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct drop_last *last = bpf_map_lookup_elem(&skb_drop_last, &cpu);
@@ -272,7 +337,7 @@ static __always_inline bool slot_count(const struct drop_key *key)
 	if (!same_key(&last->key, key)) {
 		s = bpf_map_lookup_elem(&skb_drops, key);
 		if (!s)
-			s = new_slot(key);
+			s = atomics ? new_slot(key) : claim_slot(key);
 		if (!s)
 			return false;
 		last->key = *key;
@@ -282,15 +347,21 @@ static __always_inline bool slot_count(const struct drop_key *key)
 	return true;
 }
 
-/* labels: a constant in every program but count_drop_compat, so unused label code is gone. */
+/*
+ * labels: a constant in every program but count_drop_compat and count_drop_noreason, so unused
+ * label code is gone. atomics: false in count_drop_noreason only (kernels before 5.12 have no
+ * BPF_FETCH nor BPF_XCHG), whose reason is always NOT_SPECIFIED.
+ */
 static __always_inline int count(struct sk_buff *skb, void *location, __u32 reason,
-				 const __u32 labels, const bool direct, const bool sampled)
+				 const __u32 labels, const bool direct, const bool sampled,
+				 const bool atomics)
 {
 	__u8 family, proto;
 
-	if (reason == SKB_NOT_DROPPED_YET ||
-	    (bpf_core_enum_value_exists(enum skb_drop_reason___new, SKB_CONSUMED___new) &&
-	     reason == bpf_core_enum_value(enum skb_drop_reason___new, SKB_CONSUMED___new)))
+	if (atomics &&
+	    (reason == SKB_NOT_DROPPED_YET ||
+	     (bpf_core_enum_value_exists(enum skb_drop_reason___new, SKB_CONSUMED___new) &&
+	      reason == bpf_core_enum_value(enum skb_drop_reason___new, SKB_CONSUMED___new))))
 		return 0;
 	if (sampled)
 		sample_drop_event(skb, location, reason);
@@ -314,7 +385,7 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	if ((labels & DROP_LABEL_INTERFACE) && dev)
 		__builtin_memcpy(key.ifname, dev->name, sizeof(key.ifname));
 
-	if (slot_count(&key))
+	if (slot_count(&key, atomics))
 		return 0;
 	/*
 	 * Map full: keep the reason in the array so sums by reason stay exact. The array then
@@ -337,7 +408,7 @@ static __always_inline int count(struct sk_buff *skb, void *location, __u32 reas
 	SEC("tp_btf/kfree_skb")                                                                    \
 	int BPF_PROG(name, struct sk_buff *skb, void *location, enum skb_drop_reason reason)       \
 	{                                                                                          \
-		return count(skb, location, reason, labels, DIRECT_READS, sampled);                \
+		return count(skb, location, reason, labels, DIRECT_READS, sampled, true);          \
 	}
 #define DROP_PROGS(suffix, labels)                                                                 \
 	DROP_PROG(count_drop##suffix, labels, false)                                               \
@@ -356,7 +427,20 @@ SEC("tp_btf/kfree_skb")
 int BPF_PROG(count_drop_compat, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
 {
 	/* Sampling off is rate 0 in .rodata: the verifier then removes the sampling code. */
-	return count(skb, location, reason, label_mask, false, sample_cfg.rate);
+	return count(skb, location, reason, label_mask, false, sample_cfg.rate, true);
+}
+
+/*
+ * Kernels whose kfree_skb tracepoint has no reason (before 5.17; the exporter asks BTF how many
+ * arguments it has): every packet freed through kfree_skb() counts, as NOT_SPECIFIED, by where
+ * it was freed (the function label). Like count_drop_compat otherwise, but with no atomic fetch
+ * or exchange (5.12+) and no CO-RE name the kernel may lack outside a test of its existence.
+ */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(count_drop_noreason, struct sk_buff *skb, void *location)
+{
+	return count(skb, location, reason_unspecified(), label_mask, false, sample_cfg.rate,
+		     false);
 }
 
 char LICENSE[] SEC("license") = "GPL";

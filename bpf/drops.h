@@ -35,6 +35,14 @@ struct drop_slot {
 	__u32 stride;
 };
 
+/*
+ * The reason count_drop_noreason gives every packet on a kernel without enum skb_drop_reason
+ * (before 5.17): the exporter names it NOT_SPECIFIED. 0 is never a drop (the overflow slots).
+ */
+#define DROP_UNSPECIFIED 1
+/* Numbers count_drop_noreason tries to claim before it counts a new label set as overflow. */
+#define DROP_CLAIM_TRIES 32
+
 /* Reasons from subsystems (mac80211, openvswitch, ...) carry the subsystem in these high bits. */
 #define DROP_REASON_SUBSYS_SHIFT 16
 

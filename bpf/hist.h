@@ -19,7 +19,8 @@
 
 #define HIST_OCTAVES 32
 #define HIST_PER_OCTAVE 10
-#define HIST_CELLS (HIST_OCTAVES * HIST_PER_OCTAVE)
+#define HIST_CELLS 320 /* a constant, not a product: it is an offset into counters */
+_Static_assert(HIST_CELLS == HIST_OCTAVES * HIST_PER_OCTAVE, "10 cells an octave");
 #define HIST_CELL(e, p) ((e)*HIST_PER_OCTAVE + (p))
 #define HIST_ZERO_CELL HIST_CELL(0, 1)
 /* A histogram's counters: its cells, then the sum of its values in microseconds. */

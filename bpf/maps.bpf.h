@@ -39,9 +39,14 @@ static __always_inline __u64 *cpu_slice_of(void *map)
 	return bpf_map_lookup_elem(map, &cpu);
 }
 
-/* Add n to counter idx of a slice of stride counters (none when the lookup failed). */
+/*
+ * Add n to counter idx of a slice of stride counters (none when the lookup failed). barrier_var()
+ * keeps each bound check: clang 19 merges the checks of two nearby indexes (a count and its sum)
+ * into one, leaving the verifier an index it cannot bound.
+ */
 static __always_inline void slice_add(__u64 *slice, __u32 idx, __u64 n, const __u32 stride)
 {
+	barrier_var(idx);
 	if (slice && idx < stride)
 		slice[idx] += n;
 }

@@ -4,6 +4,7 @@
 #define NETSTACK_RTT_H
 
 #include "cpu_array.h"
+#include "hist.h"
 
 enum rtt_family { RTT_IPV4, RTT_IPV6, NR_RTT_FAMILIES };
 /* srtt: the smoothed RTT after the update, what ss shows; sample: the measurement itself. */
@@ -14,61 +15,38 @@ enum rtt_kind { RTT_KIND_SRTT, RTT_KIND_SAMPLE, NR_RTT_KINDS };
 #define RTT_LABEL_KIND (1u << 1) /* without it, only srtt is recorded */
 
 /*
- * Log2 buckets of the sample in microseconds: bucket i counts samples of at most
- * 2^(RTT_MIN_SHIFT + i) us, from 4 us to 2^25 us (33.6 s); the last bucket is +Inf.
+ * Classic buckets: bucket i holds samples of at most 2^(RTT_MIN_SHIFT + i) us, from 4 us to 2^25 us
+ * (33.6 s), then +Inf. User space derives them, and the native buckets, from the cells
+ * (bpf/hist.h) the kernel counts.
  */
 #define RTT_MIN_SHIFT 2
 #define RTT_MAX_SHIFT 25
 #define RTT_NR_BOUNDS (RTT_MAX_SHIFT - RTT_MIN_SHIFT + 1)
-#define RTT_NR_BUCKETS (RTT_NR_BOUNDS + 1)
 
 /*
- * Each CPU's slice of the tcp_rtt_by_family array holds, for each histogram
- * RTT_HIST(overflow, kind, family) and each bucket, the count of samples and their sum in
- * microseconds side by side, so that a sample's two updates land next to each other; a
- * histogram's sum is the sum of its buckets' sums. Overflow histograms hold what the netns
- * hash had no room for, and only that: their counts are the overflow count.
+ * Each CPU's slice of the tcp_rtt_by_family array holds the histograms in use, HIST_SIZE counters
+ * each (bpf/hist.h): RTT_HIST(overflow, kind, family) below the highest the label set reaches.
+ * Overflow histograms hold what the netns hashes had no room for, and only that: their counts
+ * are the overflow count.
  */
 #define RTT_HIST(overflow, kind, family)                                                           \
 	((((overflow)*NR_RTT_KINDS) + (kind)) * NR_RTT_FAMILIES + (family))
 #define RTT_NR_HISTS RTT_HIST(2, 0, 0)
-#define RTT_COUNT(hist, bucket) (((hist)*RTT_NR_BUCKETS + (bucket)) * 2)
-#define RTT_SUM(hist, bucket) (RTT_COUNT(hist, bucket) + 1)
-#define RTT_ARRAY_SIZE RTT_COUNT(RTT_NR_HISTS, 0)
-/* Each CPU's slice of the by-CPU array tcp_rtt_by_family (bpf/maps.bpf.h). */
-#define RTT_STRIDE CPU_STRIDE(RTT_ARRAY_SIZE)
+/* The stride of a CPU's slice for nhists histograms. */
+#define RTT_STRIDE(nhists) CPU_STRIDE((nhists)*HIST_SIZE)
 
 /*
- * Key of the hashes used with the netns label: tcp_rtt (sum of samples in microseconds per
- * histogram, bucket 0, bounded by max_series) and tcp_rtt_buckets (one counter per bucket).
+ * Key of the hashes used with the netns label: tcp_rtt (an entry a histogram, bounded by
+ * max_series, holding the sum of its samples in microseconds; cell 0) and tcp_rtt_cells (one
+ * counter per cell, room for RTT_NETNS_CELLS cells a histogram on average).
  */
 struct rtt_key {
 	__u32 netns;
 	__u8 family;
 	__u8 kind;
-	__u8 bucket;
-	__u8 pad;
+	__u16 cell;
 };
-
-/*
- * Native buckets (bpf/native.h), counted beside the classic ones: each CPU's slice of the
- * tcp_rtt_native array holds, for the histograms in use (RTT_HIST below nhists, the highest
- * the label set can reach), each histogram's slots side by side, slot 0 its zero bucket.
- */
-#define RTT_NATIVE_SLOT(hist, slots, slot) ((hist) * (slots) + (slot))
-#define RTT_NATIVE_STRIDE(nhists, slots) CPU_STRIDE((nhists) * (slots))
-
-/*
- * Key of tcp_rtt_nslots (netns label): one counter per native slot of a histogram. The hash has
- * room for max_series * RTT_NATIVE_OCTAVES octaves of slots (exporter/collectors/rtt.c).
- */
-#define RTT_NATIVE_OCTAVES 8
-struct rtt_native_key {
-	__u32 netns;
-	__u8 family;
-	__u8 kind;
-	__u16 slot;
-};
+#define RTT_NETNS_CELLS 64
 
 /* What the start-up pass over existing sockets (iter/tcp) did, in the program's .bss. */
 struct rtt_existing {

@@ -80,9 +80,9 @@ struct walk {
 	struct tasks_summary sum;
 };
 
-static long visit(__u32 index, void *ctx)
+/* The next process of the walk: 1 when the list is done. */
+static __always_inline long visit_one(struct walk *w)
 {
-	struct walk *w = ctx;
 	struct list_head *pos = w->pos;
 	struct tasks_key key = {};
 	struct task_struct *t;
@@ -129,28 +129,110 @@ static long visit(__u32 index, void *ctx)
 	return 0;
 }
 
-SEC("iter/task")
-int walk_tasks(struct bpf_iter__task *ctx)
+static long visit(__u32 index, void *ctx)
 {
-	struct task_struct *p = ctx->task, *parent = NULL;
-	struct walk w = {};
+	return visit_one(ctx);
+}
 
-	if (!p || ctx->meta->seq_num)
-		return 0;
-	/* init_task is its own parent; every task descends from it. */
+/* init_task, every task's ancestor (its own parent), from the first task the iterator shows. */
+static __always_inline bool walk_start(struct task_struct *p, struct walk *w)
+{
+	struct task_struct *parent = NULL;
+
 	for (int i = 0; i < MAX_ANCESTORS; i++) {
 		parent = BPF_CORE_READ(p, real_parent);
 		if (!parent || parent == p)
 			break;
 		p = parent;
 	}
-	if (parent == p) {
-		w.head = &p->tasks;
-		w.pos = w.head;
-		w.sum.host_netns = BPF_CORE_READ(p, nsproxy, net_ns, ns.inum);
+	if (parent != p)
+		return false;
+	w->head = &p->tasks;
+	w->pos = w->head;
+	w->sum.host_netns = BPF_CORE_READ(p, nsproxy, net_ns, ns.inum);
+	return true;
+}
+
+SEC("iter/task")
+int walk_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+	struct walk w = {};
+
+	if (!p || ctx->meta->seq_num)
+		return 0;
+	if (walk_start(p, &w))
 		bpf_loop(MAX_PROCESSES, visit, &w, 0);
-	}
 	bpf_seq_write(ctx->meta->seq, &w.sum, sizeof(w.sum));
+	return 0;
+}
+
+/*
+ * Kernels without bpf_loop (before 5.17): the same walk in chunks of TASKS_CHUNK processes, a
+ * bounded loop each, the program tail-calling itself for the next chunk (up to 33 runs: the
+ * kernel's limit of 32 tail calls). All of it within one run of the iterator's program, so under
+ * the RCU read lock that keeps the list valid. The walk's state is this CPU's (tail calls stay
+ * on it). A list longer than TASKS_CHUNKED_MAX processes ends the walk incomplete.
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_next SEC(".maps"); /* [0]: walk_tasks_chunked itself, set by user space */
+
+struct walk_state {
+	struct walk w;
+	__u32 started; /* a walk is under way: the next run continues it */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_state);
+} walk_states SEC(".maps");
+
+/*
+ * One process of the chunked walk. A global function: the verifier checks it once on its own,
+ * where the loop below would have it check the body once per iteration (10 s for 256).
+ */
+__attribute__((noinline)) int walk_step(void)
+{
+	__u32 zero = 0;
+	struct walk_state *st = bpf_map_lookup_elem(&walk_states, &zero);
+
+	return st ? visit_one(&st->w) : 1;
+}
+
+SEC("iter/task")
+int walk_tasks_chunked(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+	struct walk_state *st;
+	__u32 zero = 0;
+
+	if (!p || ctx->meta->seq_num)
+		return 0;
+	st = bpf_map_lookup_elem(&walk_states, &zero);
+	if (!st)
+		return 0;
+	if (!st->started) {
+		__builtin_memset(&st->w, 0, sizeof(st->w));
+		st->started = 1;
+		if (!walk_start(p, &st->w))
+			goto done;
+	}
+	for (int i = 0; i < TASKS_CHUNK; i++)
+		if (walk_step())
+			goto done;
+	bpf_tail_call(ctx, &walk_next, 0);
+	/* Past the tail call limit: the walk stops short (complete stays 0). */
+done:
+	st->started = 0;
+	bpf_seq_write(ctx->meta->seq, &st->w.sum, sizeof(st->w.sum));
 	return 0;
 }
 

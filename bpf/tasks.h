@@ -8,6 +8,9 @@
 #define TASKS_PATH_LEN 1024 /* a component starts at most TASKS_NAME_LEN before the end */
 #define TASKS_DEPTH 10	    /* components of a cgroup path kept, the deepest ones */
 #define TASKS_MAX 8192	    /* (netns, cgroup) pairs one walk records */
+/* Kernels without bpf_loop: processes per tail-called run, and at most in a walk (33 runs). */
+#define TASKS_CHUNK 4096
+#define TASKS_CHUNKED_MAX (TASKS_CHUNK * 33)
 
 /* One (network namespace, cgroup v2) pair some process is in. */
 struct tasks_key {

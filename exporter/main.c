@@ -267,7 +267,9 @@ int main(int argc, char **argv)
 	struct passwd *pw;
 	struct config cfg;
 	/* The running pin_path: a restart key, a reload keeps its value (keep_restart_keys). */
-	struct collector_env env = { &kernel, cfg.pin_path, NULL /* events_new */ };
+	bool rtt_covered_once = false;
+	struct collector_env env = { &kernel, cfg.pin_path, NULL /* events_new */,
+				     &rtt_covered_once };
 	const char *names[MAX_COLLECTORS + 1] = { 0 }; /* the collectors' */
 	char err[512], *text = NULL;
 	size_t len = 0;

@@ -16,6 +16,7 @@
 #include "sampling/events.h"
 #include "http/httpguard.h"
 #include "base/log.h"
+#include "kernel/pin.h"
 #include "pods/pods.h"
 #include "version.h"
 #include "scrape.h"
@@ -98,10 +99,16 @@ static void render_collector(const struct scrape *s, struct collector *c, struct
 {
 	size_t mark = e->out->len;
 	double start = now_seconds();
+	uint64_t gen = 0;
 	bool ok;
 
-	/* Pod labels are folded in at render time, from the netns label the collector writes. */
-	expo_set_filter(e, s->pods ? pods_filter(s->pods, c->ops->name) : NULL, true);
+	/*
+	 * Pod labels are folded in at render time, from the netns label the collector writes; the
+	 * fold tells the collector's restarts by the ids of the maps it counts into.
+	 */
+	if (s->pods && c->ops->object)
+		gen = counters_generation(c->ops->object(c->state));
+	expo_set_filter(e, s->pods ? pods_filter(s->pods, c->ops->name, gen) : NULL, true);
 	ok = c->ops->collect(c->state, e) == 0;
 	expo_set_filter(e, NULL, ok);
 	/* A failing collector leaves nothing half-written, and the scrape goes on. */

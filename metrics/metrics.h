@@ -212,12 +212,16 @@ void escape_html(struct mbuf *out, const char *s);
 void escape_json(struct mbuf *out, const char *s);
 
 /*
- * Pick the format from an Accept header (NULL = absent), honouring q-values: the highest q
- * wins, a tie goes to protobuf, then OpenMetrics. Protobuf only for
+ * Pick the format from an Accept header (NULL = absent; several field lines joined by ", ") by
+ * RFC 9110: a format's q is that of the most specific range matching it (its own type, else
+ * text/plain's or application's wildcard, else the full wildcard), and q=0 excludes it. The
+ * highest q wins; at equal q a format named outright beats one a wildcard let in, named ones
+ * tie to protobuf, then OpenMetrics, wildcard ones to text. Protobuf only for
  * application/vnd.google.protobuf with proto=io.prometheus.client.MetricFamily and
- * encoding=delimited, OpenMetrics only for version 1.0.0 or none.
+ * encoding=delimited, OpenMetrics only for version 1.0.0 or none. When none is acceptable the
+ * header is disregarded (text), unless it excluded text: then false (406 Not Acceptable).
  */
-enum metric_format negotiate_format(const char *accept);
+bool negotiate_format(const char *accept, enum metric_format *format);
 const char *format_content_type(enum metric_format f);
 /* True when an Accept-Encoding header (NULL = absent) allows gzip with q > 0. */
 bool accepts_gzip(const char *accept_encoding);

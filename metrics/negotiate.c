@@ -137,36 +137,77 @@ static bool next_item(const char **pp, struct list_item *it)
 	return true;
 }
 
-enum metric_format negotiate_format(const char *accept)
+/* A format's standing in an Accept list: its q from the most specific range that names it. */
+struct standing {
+	int named;    /* q of the entries naming the format itself, -1 when none does */
+	int wildcard; /* q of the most specific wildcard matching it (type's, then any), or -1 */
+};
+
+static void raise_q(int *q, int v)
 {
-	int pb_q = 0, om_q = 0, text_q = 0;
+	if (v > *q)
+		*q = v;
+}
+
+bool negotiate_format(const char *accept, enum metric_format *format)
+{
+	/* Indexed by enum metric_format; 3 formats. */
+	struct standing st[3] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	int star_q = -1, text_star_q = -1, app_star_q = -1, best = -1;
+	int best_key = -1;
 	struct list_item it;
 
+	*format = FORMAT_PROMETHEUS;
 	if (!accept)
-		return FORMAT_PROMETHEUS;
+		return true;
 	while (next_item(&accept, &it)) {
 		if (it.bad || !it.tok_len)
 			continue;
 		if (span_ieq(it.tok, it.tok_len, "application/vnd.google.protobuf")) {
 			/* The other encodings (text, compact-text) are debugging aids: not spoken. */
-			if (it.metric_family && it.delimited && it.q > pb_q)
-				pb_q = it.q;
+			if (it.metric_family && it.delimited)
+				raise_q(&st[FORMAT_PROTOBUF].named, it.q);
 		} else if (span_ieq(it.tok, it.tok_len, "application/openmetrics-text")) {
 			/* Only 1.0.0 is spoken; 0.0.1 was a pre-release with different rules. */
-			if (it.has_version && !span_ieq(it.version, it.version_len, "1.0.0"))
-				continue;
-			if (it.q > om_q)
-				om_q = it.q;
-		} else if (span_ieq(it.tok, it.tok_len, "text/plain") ||
-			   span_ieq(it.tok, it.tok_len, "text/*") ||
-			   span_ieq(it.tok, it.tok_len, "*/*")) {
-			if (it.q > text_q)
-				text_q = it.q;
+			if (!it.has_version || span_ieq(it.version, it.version_len, "1.0.0"))
+				raise_q(&st[FORMAT_OPENMETRICS].named, it.q);
+		} else if (span_ieq(it.tok, it.tok_len, "text/plain")) {
+			raise_q(&st[FORMAT_PROMETHEUS].named, it.q);
+		} else if (span_ieq(it.tok, it.tok_len, "text/*")) {
+			raise_q(&text_star_q, it.q);
+		} else if (span_ieq(it.tok, it.tok_len, "application/*")) {
+			raise_q(&app_star_q, it.q);
+		} else if (span_ieq(it.tok, it.tok_len, "*/*")) {
+			raise_q(&star_q, it.q);
 		}
 	}
-	if (pb_q > 0 && pb_q >= om_q && pb_q >= text_q)
-		return FORMAT_PROTOBUF;
-	return om_q > 0 && om_q >= text_q ? FORMAT_OPENMETRICS : FORMAT_PROMETHEUS;
+	st[FORMAT_PROMETHEUS].wildcard = text_star_q >= 0 ? text_star_q : star_q;
+	st[FORMAT_OPENMETRICS].wildcard = app_star_q >= 0 ? app_star_q : star_q;
+	st[FORMAT_PROTOBUF].wildcard = app_star_q >= 0 ? app_star_q : star_q;
+	for (int f = 0; f < 3; f++) {
+		/* RFC 9110 12.5.1: the most specific range applies, so q=0 there excludes it. */
+		bool named = st[f].named >= 0;
+		int q = named ? st[f].named : st[f].wildcard;
+		/*
+		 * At equal q a format named outright beats one a wildcard let in; among named
+		 * ones protobuf, then OpenMetrics; among the others text (what a browser's or
+		 * curl's wildcard gets), then OpenMetrics.
+		 */
+		int pref = named ? f : 2 - f;
+		int key = q * 8 + named * 4 + pref;
+
+		if (q > 0 && key > best_key) {
+			best_key = key;
+			best = f;
+		}
+	}
+	if (best >= 0) {
+		*format = (enum metric_format)best;
+		return true;
+	}
+	/* Nothing acceptable: the header is disregarded (text) unless its q=0 excluded text. */
+	return (st[FORMAT_PROMETHEUS].named >= 0 ? st[FORMAT_PROMETHEUS].named
+						 : st[FORMAT_PROMETHEUS].wildcard) != 0;
 }
 
 const char *format_content_type(enum metric_format f)

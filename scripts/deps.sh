@@ -6,8 +6,10 @@
 # dpkg multiarch when ARCH is not this machine's; test = build + what the test suite runs,
 # kernels and containers included; bench = test + the tools make bench compares against and
 # drives; kernels = build + what make test-kernels needs: QEMU, busybox for the guests'
-# initramfs, and the arm64 cross build)
+# initramfs, and the arm64 cross build). --list first: print the packages, install nothing.
 set -eu
+list=
+[ "${1:-}" = --list ] && list=1 && shift
 
 BUILD_PKGS="make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libjson-c-dev libgnutls28-dev libcrypt-dev \
@@ -45,6 +47,8 @@ bench) pkgs="$pkgs $TEST_PKGS $KERNEL_PKGS $(cross arm64) $BENCH_PKGS" ;;
 kernels) pkgs="$pkgs $KERNEL_PKGS $(cross arm64)" ;;
 esac
 
+# shellcheck disable=SC2086 # one word per package
+[ -z "$list" ] || { echo $pkgs; exit 0; }
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -397,19 +397,21 @@ notrack() {
 	done
 }
 
-# prom_start NAME TARGET [FLAGS...]: a real Prometheus scraping TARGET (host:port) every second,
-# its data and log under $TMP/NAME; sets PROM_URL and PROM_LOG, returns once the target is up
-# (1 when it is not within 20 s).
+# prom_start NAME TARGET [FLAGS...]: a real Prometheus scraping TARGET (host:port; or several,
+# separated by spaces: one job, an instance each) every second (every $PROM_INTERVAL if set,
+# e.g. 500ms; the scrape timeout is the same), its data and log under $TMP/NAME; sets PROM_URL
+# and PROM_LOG, returns once a target is up (1 when none is within 20 s).
 prom_start() {
-	local name=$1 target=$2 port pid
+	local name=$1 target port pid interval=${PROM_INTERVAL:-1s}
+	target=$(sed "s/ \+/', '/g" <<<"$2")
 	shift 2
 	port=$(free_port)
 	PROM_URL=http://127.0.0.1:$port PROM_LOG=$TMP/$name.log
 	mkdir -p "$TMP/$name"
 	cat >"$TMP/$name/prometheus.yml" <<EOC
 global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: $interval
+  scrape_timeout: $interval
   evaluation_interval: 1s
 scrape_configs:
   - job_name: $name

@@ -126,6 +126,13 @@ else
 	add container "container: image" bg - "BUILD=$first bash tests/container/image.sh"
 	add container "container: pod" parallel "${built[$first]}|container: image" \
 		"BUILD=$first bash tests/container/pod.sh"
+	# Debian 13: its root (made once per package set, reused across clones) from the start,
+	# the build in it beside the rest, its exporter run as one of the scripts.
+	add container "container: trixie root" bg - "BUILD=$first bash tests/container/trixie.sh root"
+	add container "container: trixie build" bg "container: trixie root" \
+		"BUILD=$first bash tests/container/trixie.sh build"
+	add container "container: trixie" parallel "${built[$first]}|container: trixie build" \
+		"BUILD=$first bash tests/container/trixie.sh run"
 	# One after another: a harness's FUZZ_SECONDS are better spent on a core of its own.
 	prev=${built[${FUZZ_BUILD:-fuzz}]}
 	for f in tests/fuzz/fuzz_*.c; do
@@ -181,7 +188,8 @@ start() {
 	local pre=()
 	case ${parts[i]}:${names[i]} in
 	kernels:*) pre=(nice -n 5) ;; # the longest of all: less
-	fuzz:* | lint:* | "container:container: image") pre=(nice -n 10 ionice -c 2 -n 7) ;;
+	fuzz:* | lint:* | "container:container: image" | "container:container: trixie build")
+		pre=(nice -n 10 ionice -c 2 -n 7) ;;
 	esac
 	# A job that hangs is stopped (and fails) rather than holding up the run: TEST_TIMEOUT.
 	BUILD=$first "${pre[@]}" timeout -k 10 "${TEST_TIMEOUT:-1800}" bash -c "${cmds[i]}" \

@@ -50,7 +50,7 @@ int bpf_load(const struct collector_env *env, const struct bpf_object_skeleton *
 	}
 	if (quiet)
 		return err;
-	hint = bpf_memlock_hint(err, buf, sizeof(buf));
+	hint = bpf_memlock_hint(env->kernel, err, buf, sizeof(buf));
 	if (!*hint)
 		hint = confine_denied_hint(err, buf, sizeof(buf));
 	if (!*hint && perm_hint && (err == -EPERM || err == -EACCES))

@@ -24,6 +24,11 @@ struct collector_env {
 	const struct kernel *kernel; /* names and features of the running kernel */
 	const char *pin_root;	     /* [bpf] pin_path (pin.h); "": no pinning */
 	struct events *events;	     /* sampled events (events.h): settings, ring buffer, store */
+	/*
+	 * main's, outliving every restart (NULL: this start only): whether an rtt start-up pass
+	 * ever covered every open connection (rtt_existing.c).
+	 */
+	bool *rtt_covered_once;
 };
 
 /* Room for any collector's options (rtt's cgroup path is the largest). */

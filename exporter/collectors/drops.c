@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Packet drops by kernel drop reason: bpf/drops.bpf.c counts, this file names and renders. */
 #define _GNU_SOURCE /* qsort_r */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include "base/parse.h"
 
 #define DEFAULT_MAX_SERIES 4096
+_Static_assert(DROP_UNSPECIFIED == DROP_REASON_UNSPECIFIED,
+	       "count_drop_noreason's reason is the one kernel.c names NOT_SPECIFIED");
 
 static const char *const family_names[NR_FAMILIES] = { "ipv4", "ipv6", "arp", "other" };
 static const char *const proto_names[NR_PROTOS] = { "tcp", "udp", "icmp", "icmpv6", "other" };
@@ -34,6 +37,7 @@ static const struct label_option optional_labels[] = {
 struct drops_opts {
 	struct series_opts series; /* first: registry.c parses labels, max_series */
 	bool direct_read;	   /* use bpf_rdonly_cast where the kernel has it */
+	bool drop_reason;	   /* use the tracepoint's reason where the kernel has it */
 };
 _Static_assert(sizeof(struct drops_opts) <= COLLECTOR_OPTS_SIZE, "drops options too large");
 
@@ -57,6 +61,8 @@ struct row {
 struct drops {
 	struct drops_opts cfg;
 	struct drops_bpf *skel;
+	/* count_drop_noreason: slots claimed in skb_drop_claims, keys read from there. */
+	bool noreason;
 	struct events *events; /* owned by main */
 	/* Shared with the other threads, owned by main: never freed here. */
 	const struct reason_table *reasons;
@@ -81,6 +87,7 @@ static void drops_reset(void *opts)
 	struct drops_opts *o = opts;
 
 	o->direct_read = true;
+	o->drop_reason = true;
 }
 
 static int drops_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
@@ -99,14 +106,24 @@ static int drops_set(void *opts, const char *key, const char *value, char *err, 
 		snprintf(err, errlen, "expected auto or false, got '%s'", value);
 		return -EINVAL;
 	}
+	if (!strcmp(key, "drop_reason")) {
+		if (!strcmp(value, "auto") || !strcmp(value, "false")) {
+			o->drop_reason = !strcmp(value, "auto");
+			return 0;
+		}
+		snprintf(err, errlen, "expected auto or false, got '%s'", value);
+		return -EINVAL;
+	}
 	return 1;
 }
 
 /*
- * tp_btf/kfree_skb must carry the drop reason (Linux 5.17 and later). *direct tells whether
- * the kernel has bpf_rdonly_cast (6.2), which the faster program variant needs.
+ * tp_btf/kfree_skb, with the drop reason (Linux 5.17 and later) or without (*noreason: every
+ * packet freed through kfree_skb() counts, as NOT_SPECIFIED), as the tracepoint's prototype in
+ * BTF says. *direct tells whether the kernel has bpf_rdonly_cast (6.2), which the faster
+ * program variant needs.
  */
-static int probe_kernel(const struct kernel *k, bool *direct)
+static int probe_kernel(const struct kernel *k, bool *direct, bool *noreason)
 {
 	const struct kernel_features *f = &k->features;
 
@@ -116,11 +133,11 @@ static int probe_kernel(const struct kernel *k, bool *direct)
 		return -ENOENT;
 	}
 	*direct = f->rdonly_cast;
-	if (f->kfree_skb_args < 3) {
-		log_error("drops: kernel has no kfree_skb tracepoint with a drop reason "
-			  "(needs Linux 5.17 or later)");
+	if (f->kfree_skb_args < 2) {
+		log_error("drops: kernel BTF has no kfree_skb tracepoint (btf_trace_kfree_skb)");
 		return -ENOENT;
 	}
+	*noreason = f->kfree_skb_args < 3;
 	return 0;
 }
 
@@ -182,8 +199,13 @@ static void drops_stop(void *state)
  * The program for this configuration: count_drop_compat without direct reads, else one per
  * optional label set (suffix f, n, i in that order; none for the default labels).
  */
-static void prog_name(char *buf, size_t len, unsigned mask, bool direct, bool sampled)
+static void prog_name(char *buf, size_t len, unsigned mask, bool direct, bool sampled,
+		      bool noreason)
 {
+	if (noreason) {
+		snprintf(buf, len, "count_drop_noreason");
+		return;
+	}
 	if (!direct) {
 		snprintf(buf, len, "count_drop_compat");
 		return;
@@ -200,10 +222,10 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	struct bpf_program *p;
 	uint32_t array_size;
 	char prog[32];
-	bool direct;
+	bool direct, noreason;
 	int err;
 
-	err = probe_kernel(k, &direct);
+	err = probe_kernel(k, &direct, &noreason);
 	if (err)
 		return err;
 	if (k->reasons_err) {
@@ -216,8 +238,14 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 		return -ENOMEM;
 	d->cfg = *(const struct drops_opts *)opts;
 	d->events = env->events;
-	direct = direct && d->cfg.direct_read;
+	d->noreason = noreason || !d->cfg.drop_reason;
+	direct = direct && d->cfg.direct_read && !d->noreason;
 	d->reasons = &k->reasons;
+	if (d->noreason)
+		log_info("drops: %s: every packet freed through kfree_skb() counts, as reason "
+			 "NOT_SPECIFIED (the function label says where; docs/kernels.md)",
+			 noreason ? "this kernel's kfree_skb tracepoint has no drop reason"
+				  : "drop_reason = false");
 	if (d->cfg.series.label_mask & DROP_LABEL_FUNCTION) {
 		d->ksyms = kernel_ksyms(k, &err);
 		if (err)
@@ -236,7 +264,7 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	if (err)
 		goto cleanup;
 	prog_name(prog, sizeof(prog), d->cfg.series.label_mask, direct,
-		  d->skel->rodata->sample_cfg.rate);
+		  d->skel->rodata->sample_cfg.rate, d->noreason);
 	p = bpf_object__find_program_by_name(d->skel->obj, prog);
 	bpf_autoload_only(d->skel->obj, &p, 1);
 	d->skel->rodata->label_mask = d->cfg.series.label_mask;
@@ -245,7 +273,11 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	bpf_map__set_max_entries(d->skel->maps.skb_drops_by_reason,
 				 cpu_array_entries(DROP_STRIDE(d->reasons->max)));
 	bpf_map__set_max_entries(d->skel->maps.skb_drops, d->cfg.series.max_series);
-	bpf_map__set_max_entries(d->skel->maps.skb_drop_keys, d->cfg.series.max_series);
+	/* The keys: claimed with them in skb_drop_claims by count_drop_noreason, else an array. */
+	bpf_map__set_max_entries(d->skel->maps.skb_drop_keys,
+				 d->noreason ? 1 : d->cfg.series.max_series);
+	bpf_map__set_max_entries(d->skel->maps.skb_drop_claims,
+				 d->noreason ? d->cfg.series.max_series : 1);
 	bpf_map__set_max_entries(d->skel->maps.skb_drop_last, cpu_array_entries(1));
 	bpf_map__set_max_entries(d->skel->maps.skb_drop_counts,
 				 cpu_array_entries(CPU_STRIDE(d->cfg.series.max_series)));
@@ -402,8 +434,25 @@ static struct row *ordered(const struct drops *d, size_t h)
 static uint32_t new_rows(struct drops *d, uint32_t n)
 {
 	size_t len = (size_t)n * sizeof(struct drop_key);
-	const struct drop_key *keys = map_view(bpf_map__fd(d->skel->maps.skb_drop_keys), len);
 	uint32_t i;
+
+	/*
+	 * count_drop_noreason: a slot's key is its claim's value, whole once it can be looked up
+	 * (ENOENT: claimed, not yet linked; that slot and those after it wait).
+	 */
+	if (d->noreason) {
+		int fd = bpf_map__fd(d->skel->maps.skb_drop_claims);
+
+		for (i = d->rows_n; i < n; i++) {
+			struct drop_key k;
+
+			if (bpf_map_lookup_elem(fd, &i, &k))
+				break;
+			row_from_key(d, &d->rows[i], &k);
+		}
+		return i;
+	}
+	const struct drop_key *keys = map_view(bpf_map__fd(d->skel->maps.skb_drop_keys), len);
 
 	if (!keys) {
 		log_once(d->logged_keys, LOG_WARN, "drops: cannot map the series' keys: %s",

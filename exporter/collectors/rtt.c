@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* TCP round-trip times: bpf/rtt.bpf.c fills log2 histograms, this file attaches and renders. */
+/* TCP round-trip times: bpf/rtt.bpf.c counts cells (bpf/hist.h), this file attaches and renders. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include "collectors/bpfload.h"
 #include "kernel/bpfmap.h"
 #include "collectors/collector.h"
-#include "collectors/nativehist.h"
+#include "collectors/histogram.h"
 #include "collectors/rtt_existing.h"
 #include "kernel/kernel.h"
 #include "kernel/ns.h"
@@ -43,7 +43,7 @@ struct rtt_opts {
 	struct series_opts series; /* first: registry.c parses labels, max_series */
 	char cgroup[PATH_MAX];	   /* CGROUP_AUTO: the cgroup2 root from /proc/self/mountinfo */
 	bool existing_sockets;	   /* turn the callback on for connections open before start */
-	int native_schema;	   /* native buckets' schema, or NATIVE_OFF */
+	int native_schema;	   /* native buckets' schema, or HIST_NATIVE_OFF */
 };
 _Static_assert(sizeof(struct rtt_opts) <= COLLECTOR_OPTS_SIZE, "rtt options too large");
 
@@ -52,10 +52,8 @@ struct hist {
 	uint32_t netns;
 	uint8_t family;
 	uint8_t kind;
-	bool overflow; /* netns unknown: the hash was full */
-	uint64_t sum_us;
-	uint64_t counts[RTT_NR_BUCKETS];
-	uint64_t *native; /* table.slots native slots, or NULL (native buckets off) */
+	bool overflow; /* netns unknown: the hashes were full */
+	uint64_t *h;   /* its HIST_SIZE counters */
 };
 
 /* A running rtt collector. */
@@ -63,15 +61,13 @@ struct rtt {
 	struct rtt_opts cfg;
 	struct rtt_bpf *skel;
 	struct events *events; /* owned by main */
-	struct percpu_reader by_family, sums, buckets;
-	struct percpu_reader native_arr, native_hash; /* when native buckets are on */
-	struct native_table table;		      /* the schema's edges (native.h) */
-	unsigned native_hists;			      /* histograms in tcp_rtt_native's slices */
-	double bounds[RTT_NR_BOUNDS];		      /* upper bounds in seconds */
+	struct percpu_reader by_family, sums, cells;
+	struct hist_layout layout;
+	unsigned nhists; /* histograms in tcp_rtt_by_family's slices */
 	bool existing_covered;
 	bool logged_overflow;
 	struct hist *hists;
-	uint64_t *native_slots; /* table.slots per histogram of hists */
+	uint64_t *counters; /* HIST_SIZE per netns histogram of hists */
 	size_t hists_cap;
 };
 
@@ -81,7 +77,7 @@ static void rtt_reset(void *opts)
 
 	strcpy(o->cgroup, CGROUP_AUTO);
 	o->existing_sockets = true;
-	o->native_schema = NATIVE_SCHEMA_DEFAULT;
+	o->native_schema = HIST_SCHEMA_DEFAULT;
 }
 
 static int rtt_set(void *opts, const char *key, const char *value, char *err, size_t errlen)
@@ -91,7 +87,7 @@ static int rtt_set(void *opts, const char *key, const char *value, char *err, si
 	if (!strcmp(key, "existing_sockets"))
 		return parse_bool(value, &o->existing_sockets, err, errlen);
 	if (!strcmp(key, "native_schema"))
-		return native_parse_schema(value, &o->native_schema, err, errlen);
+		return hist_parse_schema(value, &o->native_schema, err, errlen);
 	if (!strcmp(key, "cgroup")) {
 		if (strcmp(value, CGROUP_AUTO) && value[0] != '/') {
 			snprintf(err, errlen, "expected auto or an absolute path, got '%s'", value);
@@ -141,24 +137,10 @@ static void rtt_stop(void *state)
 	rtt_bpf__destroy(rt->skel);
 	percpu_reader_free(&rt->by_family);
 	percpu_reader_free(&rt->sums);
-	percpu_reader_free(&rt->buckets);
-	percpu_reader_free(&rt->native_arr);
-	percpu_reader_free(&rt->native_hash);
+	percpu_reader_free(&rt->cells);
 	free(rt->hists);
-	free(rt->native_slots);
+	free(rt->counters);
 	free(rt);
-}
-
-/*
- * Native slots the netns hash has room for, per histogram on average: RTT_NATIVE_OCTAVES octaves'
- * worth, not all the schema's (the reader reserves room for each entry on every CPU). A sample
- * whose slot finds no room is counted in the overflow histograms, classic and native alike.
- */
-static uint32_t native_room(const struct native_table *t)
-{
-	uint32_t room = RTT_NATIVE_OCTAVES << t->schema;
-
-	return room < t->slots ? room : t->slots;
 }
 
 /*
@@ -186,39 +168,19 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_netns, with_iter);
 	bpf_program__set_autoload(rt->skel->progs.tcp_rtt_existing, with_iter);
 	rt->skel->rodata->label_mask = rt->cfg.series.label_mask;
+	rt->skel->rodata->hist_stride = RTT_STRIDE(rt->nhists);
+	bpf_map__set_value_size(rt->skel->maps.tcp_rtt_by_family,
+				RTT_STRIDE(rt->nhists) * sizeof(uint64_t));
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_by_family,
 				 cpu_array_entries(1) /* a slice per element */);
 	/* Without the netns label the hashes stay unused: keep them at one entry. */
 	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt, netns ? rt->cfg.series.max_series : 1);
-	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_buckets,
-				 netns ? rt->cfg.series.max_series * RTT_NR_BUCKETS : 1);
-	if (rt->native_hists) {
-		uint32_t stride = RTT_NATIVE_STRIDE(rt->native_hists, rt->table.slots);
-
-		rt->skel->rodata->native_stride = stride;
-		rt->skel->rodata->native_schema = rt->table.schema;
-		bpf_map__set_value_size(rt->skel->maps.tcp_rtt_native, stride * sizeof(uint64_t));
-		bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_native, cpu_array_entries(1));
-		if (netns)
-			bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_nslots,
-						 rt->cfg.series.max_series *
-							 native_room(&rt->table));
-	}
+	bpf_map__set_max_entries(rt->skel->maps.tcp_rtt_cells,
+				 netns ? rt->cfg.series.max_series * RTT_NETNS_CELLS : 1);
 	err = events_prepare(rt->events, rt->skel->obj, EV_RTT,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
 		err = bpf_load(env, rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
-	/* The edges, before anything is attached: the program reads them from its first run. */
-	if (!err && rt->native_hists) {
-		uint32_t zero = 0;
-
-		if (bpf_map_update_elem(bpf_map__fd(rt->skel->maps.rtt_native_edges), &zero,
-					&rt->table, BPF_ANY)) {
-			err = -errno;
-			log_error("rtt: cannot write the native buckets' edges: %s",
-				  strerror(-err));
-		}
-	}
 	return err;
 }
 
@@ -283,14 +245,17 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	}
 	rt->cfg = *o;
 	rt->events = env->events;
-	if (o->native_schema != NATIVE_OFF) {
-		unsigned m = o->series.label_mask;
+	/* The highest histogram the label set reaches, and those below it. */
+	rt->nhists = RTT_HIST(!!(o->series.label_mask & RTT_LABEL_NETNS),
+			      !!(o->series.label_mask & RTT_LABEL_KIND), NR_RTT_FAMILIES - 1) +
+		     1;
+	{
+		uint32_t bounds[RTT_NR_BOUNDS];
 
-		native_table_init(&rt->table, o->native_schema); /* the key checked the schema */
-		/* The highest histogram the label set reaches, and those below it. */
-		rt->native_hists = RTT_HIST(!!(m & RTT_LABEL_NETNS), !!(m & RTT_LABEL_KIND),
-					    NR_RTT_FAMILIES - 1) +
-				   1;
+		for (int i = 0; i < RTT_NR_BOUNDS; i++)
+			bounds[i] = 1u << (RTT_MIN_SHIFT + i);
+		/* Powers of two are cell boundaries, and the key checked the schema. */
+		hist_layout_init(&rt->layout, bounds, RTT_NR_BOUNDS, o->native_schema);
 	}
 
 	err = open_and_load(env, rt, iter, iter);
@@ -323,32 +288,20 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 	if (err)
 		goto cleanup;
 	err = cpu_array_reader_init(&rt->by_family, bpf_map__fd(rt->skel->maps.tcp_rtt_by_family),
-				    RTT_ARRAY_SIZE, RTT_STRIDE);
+				    rt->nhists * HIST_SIZE, RTT_STRIDE(rt->nhists));
 	if (!err)
 		err = percpu_reader_init(&rt->sums, bpf_map__fd(rt->skel->maps.tcp_rtt),
 					 sizeof(struct rtt_key),
 					 bpf_map__max_entries(rt->skel->maps.tcp_rtt));
 	if (!err)
-		err = percpu_reader_init(&rt->buckets, bpf_map__fd(rt->skel->maps.tcp_rtt_buckets),
+		err = percpu_reader_init(&rt->cells, bpf_map__fd(rt->skel->maps.tcp_rtt_cells),
 					 sizeof(struct rtt_key),
-					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_buckets));
-	if (!err && rt->native_hists)
-		err = cpu_array_reader_init(&rt->native_arr,
-					    bpf_map__fd(rt->skel->maps.tcp_rtt_native),
-					    rt->native_hists * rt->table.slots,
-					    RTT_NATIVE_STRIDE(rt->native_hists, rt->table.slots));
-	if (!err && rt->native_hists && (rt->cfg.series.label_mask & RTT_LABEL_NETNS))
-		err = percpu_reader_init(&rt->native_hash,
-					 bpf_map__fd(rt->skel->maps.tcp_rtt_nslots),
-					 sizeof(struct rtt_native_key),
-					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_nslots));
+					 bpf_map__max_entries(rt->skel->maps.tcp_rtt_cells));
 	if (err) {
 		log_error("rtt: cannot allocate map buffers: %s", strerror(-err));
 		goto cleanup;
 	}
-	for (int i = 0; i < RTT_NR_BOUNDS; i++)
-		rt->bounds[i] = (double)(1ull << (RTT_MIN_SHIFT + i)) / 1e6;
-	if (rt->native_hists)
+	if (o->native_schema != HIST_NATIVE_OFF)
 		log_info("rtt: attached sockops to cgroup %s (max_series=%u, native buckets of "
 			 "schema %d)",
 			 cgroup, rt->cfg.series.max_series, o->native_schema);
@@ -362,7 +315,7 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 
 	*state = rt;
 	if (iter)
-		rt->existing_covered = rtt_cover_existing(rt->skel);
+		rt->existing_covered = rtt_cover_existing(rt->skel, env->rtt_covered_once);
 	else if (!rt->cfg.existing_sockets)
 		log_info("rtt: TCP connections open before start are not measured until they "
 			 "reconnect (existing_sockets = false)");
@@ -395,56 +348,41 @@ static int cmp_hist(const void *a, const void *b)
 	return x->kind - y->kind;
 }
 
-static struct hist *new_hist(struct rtt *rt, size_t *n, const struct rtt_key *k, bool overflow)
+static struct hist *new_hist(struct rtt *rt, size_t *n, const struct rtt_key *k, bool overflow,
+			     uint64_t *h)
 {
-	struct hist *h = &rt->hists[*n];
+	struct hist *x = &rt->hists[(*n)++];
 
-	memset(h, 0, sizeof(*h));
-	/* Slots by order of creation: a histogram keeps its own wherever sorting moves it. */
-	if (rt->native_hists) {
-		h->native = rt->native_slots + *n * rt->table.slots;
-		memset(h->native, 0, rt->table.slots * sizeof(*h->native));
-	}
-	(*n)++;
-	h->family = k->family < NR_RTT_FAMILIES ? k->family : RTT_IPV4;
-	h->kind = k->kind < NR_RTT_KINDS ? k->kind : RTT_KIND_SRTT;
-	h->netns = k->netns;
-	h->overflow = overflow;
-	return h;
+	x->family = k->family < NR_RTT_FAMILIES ? k->family : RTT_IPV4;
+	x->kind = k->kind < NR_RTT_KINDS ? k->kind : RTT_KIND_SRTT;
+	x->netns = k->netns;
+	x->overflow = overflow;
+	x->h = h;
+	return x;
 }
 
 /*
- * Histograms from the array: by family, or (netns label) what the hash had no room for. Their
- * count of samples: with the netns label, the samples the hash had no room for.
+ * Histograms from the array: by family, or (netns label) what the hashes had no room for. Their
+ * count of samples: with the netns label, the samples the hashes had no room for.
  */
 static uint64_t from_array(struct rtt *rt, size_t *n, bool overflow_part)
 {
-	const uint64_t *v = rt->by_family.sums; /* RTT_ARRAY_SIZE slots */
 	uint64_t total = 0;
 
 	for (int i = 0; i < NR_RTT_FAMILIES * NR_RTT_KINDS; i++) {
 		struct rtt_key k = { .family = i % NR_RTT_FAMILIES, .kind = i / NR_RTT_FAMILIES };
-		unsigned hist = RTT_HIST(overflow_part, k.kind, k.family);
-		struct hist *h;
+		uint64_t *h = rt->by_family.sums +
+			      (size_t)RTT_HIST(overflow_part, k.kind, k.family) * HIST_SIZE;
 		uint64_t count = 0;
 
 		if (k.kind != RTT_KIND_SRTT && !(rt->cfg.series.label_mask & RTT_LABEL_KIND))
 			continue;
-		h = new_hist(rt, n, &k, overflow_part);
-		for (unsigned b = 0; b < RTT_NR_BUCKETS; b++) {
-			unsigned i_count = RTT_COUNT(hist, b), i_sum = RTT_SUM(hist, b);
-
-			h->counts[b] = v[i_count];
-			h->sum_us += v[i_sum];
-			count += h->counts[b];
-		}
-		if (h->native)
-			memcpy(h->native, rt->native_arr.sums + (size_t)hist * rt->table.slots,
-			       rt->table.slots * sizeof(*h->native));
+		for (unsigned c = 0; c < HIST_CELLS; c++)
+			count += h[c];
 		total += count;
 		/* Histograms by family always appear; overflow ones once used. */
-		if (overflow_part && !count && !h->sum_us)
-			(*n)--;
+		if (!overflow_part || count)
+			new_hist(rt, n, &k, overflow_part, h);
 	}
 	return total;
 }
@@ -452,7 +390,6 @@ static uint64_t from_array(struct rtt *rt, size_t *n, bool overflow_part)
 static void render_hist(const struct rtt *rt, struct expo *e, const struct hist *h)
 {
 	struct labels l = { 0 };
-	struct native_hist nh;
 	char netns[21];
 
 	labels_add(&l, "family", family_names[h->family]);
@@ -460,25 +397,55 @@ static void render_hist(const struct rtt *rt, struct expo *e, const struct hist 
 		labels_add(&l, "netns", h->overflow ? OVERFLOW_LABEL : u64_str(netns, h->netns));
 	if (rt->cfg.series.label_mask & RTT_LABEL_KIND)
 		labels_add(&l, "rtt_kind", kind_names[h->kind]);
-	if (!h->native) {
-		expo_histogram(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6);
-		return;
-	}
-	native_hist_of(&nh, &rt->table, h->native);
-	expo_histogram_native(e, &l, rt->bounds, h->counts, RTT_NR_BOUNDS, h->sum_us / 1e6, &nh);
+	hist_render(e, &l, &rt->layout, h->h);
 }
 
-/* Native slots of the netns histograms found in hists[0..nsorted), from their hash. */
-static void native_from_hash(struct rtt *rt, size_t nsorted, int nn)
+/* Room for the histograms of ns netns series and the array's; 0 or -ENOMEM. */
+static int reserve(struct rtt *rt, size_t ns)
 {
-	for (int i = 0; i < nn; i++) {
-		const struct rtt_native_key *k = (struct rtt_native_key *)rt->native_hash.keys + i;
-		struct hist key = { .family = k->family, .kind = k->kind, .netns = k->netns };
-		struct hist *h = bsearch(&key, rt->hists, nsorted, sizeof(*rt->hists), cmp_hist);
+	size_t cap = ns + RTT_NR_HISTS;
+	struct hist *h;
+	uint64_t *c;
 
-		if (h && k->slot < rt->table.slots)
-			h->native[k->slot] += rt->native_hash.sums[i];
+	if (cap <= rt->hists_cap)
+		return 0;
+	h = realloc(rt->hists, cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	rt->hists = h;
+	if (ns) {
+		c = realloc(rt->counters, ns * HIST_SIZE * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		rt->counters = c;
 	}
+	rt->hists_cap = cap;
+	return 0;
+}
+
+/* The netns histograms: their sums from tcp_rtt, their cells from tcp_rtt_cells. */
+static size_t from_hashes(struct rtt *rt, int ns, int nc)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < ns; i++) {
+		uint64_t *h = rt->counters + (size_t)i * HIST_SIZE;
+
+		memset(h, 0, HIST_SIZE * sizeof(*h));
+		h[HIST_SUM] = rt->sums.sums[i];
+		new_hist(rt, &n, (struct rtt_key *)rt->sums.keys + i, false, h);
+	}
+	qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
+	for (int i = 0; i < nc; i++) {
+		const struct rtt_key *k = (struct rtt_key *)rt->cells.keys + i;
+		struct hist key = { .family = k->family, .kind = k->kind, .netns = k->netns };
+		struct hist *h = bsearch(&key, rt->hists, n, sizeof(*rt->hists), cmp_hist);
+
+		/* A series inserted between the two reads shows up next scrape. */
+		if (h && k->cell < HIST_CELLS)
+			h->h[k->cell] += rt->cells.sums[i];
+	}
+	return n;
 }
 
 static int rtt_collect(void *state, struct expo *e)
@@ -486,64 +453,26 @@ static int rtt_collect(void *state, struct expo *e)
 	struct rtt *rt = state;
 	bool netns = rt->cfg.series.label_mask & RTT_LABEL_NETNS;
 	uint64_t overflowed = 0;
-	int na, ns = 0, nb = 0, nn = 0, nna = 0;
-	size_t n = 0, nsorted;
+	int na, ns = 0, nc = 0, err;
+	size_t n = 0;
 
 	na = percpu_reader_read(&rt->by_family);
-	if (rt->native_hists)
-		nna = percpu_reader_read(&rt->native_arr);
 	if (netns) {
 		ns = percpu_reader_read(&rt->sums);
-		nb = percpu_reader_read(&rt->buckets);
-		if (rt->native_hists)
-			nn = percpu_reader_read(&rt->native_hash);
+		nc = percpu_reader_read(&rt->cells);
 	}
-	if (na < 0 || ns < 0 || nb < 0 || nn < 0 || nna < 0) {
-		int err = na < 0 ? na : ns < 0 ? ns : nb < 0 ? nb : nn < 0 ? nn : nna;
-
+	if (na < 0 || ns < 0 || nc < 0) {
+		err = na < 0 ? na : ns < 0 ? ns : nc;
 		log_warn("rtt: cannot read maps: %s", strerror(-err));
 		return err;
 	}
-	if ((size_t)ns + RTT_NR_HISTS > rt->hists_cap) {
-		size_t cap = (size_t)ns + RTT_NR_HISTS;
-		struct hist *h = realloc(rt->hists, cap * sizeof(*h));
-		uint64_t *slots;
-
-		if (!h)
-			return -ENOMEM;
-		rt->hists = h;
-		if (rt->native_hists) {
-			slots = realloc(rt->native_slots, cap * rt->table.slots * sizeof(*slots));
-			if (!slots)
-				return -ENOMEM;
-			rt->native_slots = slots;
-		}
-		rt->hists_cap = cap;
-	}
+	err = reserve(rt, ns);
+	if (err)
+		return err;
 	if (!netns) {
 		from_array(rt, &n, false);
 	} else {
-		for (int i = 0; i < ns; i++) {
-			const struct rtt_key *k = (struct rtt_key *)rt->sums.keys + i;
-
-			new_hist(rt, &n, k, false)->sum_us = rt->sums.sums[i];
-		}
-		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
-		nsorted = n;
-		for (int i = 0; i < nb; i++) {
-			const struct rtt_key *k = (struct rtt_key *)rt->buckets.keys + i;
-			struct hist key = { .family = k->family,
-					    .kind = k->kind,
-					    .netns = k->netns };
-			struct hist *h;
-
-			h = bsearch(&key, rt->hists, nsorted, sizeof(*rt->hists), cmp_hist);
-			/* A series inserted between the two reads shows up next scrape. */
-			if (h && k->bucket < RTT_NR_BUCKETS)
-				h->counts[k->bucket] += rt->buckets.sums[i];
-		}
-		if (rt->native_hists)
-			native_from_hash(rt, nsorted, nn);
+		n = from_hashes(rt, ns, nc);
 		overflowed = from_array(rt, &n, true);
 		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 	}
@@ -560,12 +489,9 @@ static int rtt_collect(void *state, struct expo *e)
 
 	if (overflowed)
 		log_once(rt->logged_overflow, LOG_WARN,
-			 "rtt: map tcp_rtt is full (max_series=%u), or tcp_rtt_nslots (%u native "
-			 "buckets); further samples without room are counted with netns "
-			 "'" OVERFLOW_LABEL "'",
-			 rt->cfg.series.max_series,
-			 rt->native_hists ? rt->cfg.series.max_series * native_room(&rt->table)
-					  : 0);
+			 "rtt: map tcp_rtt is full (max_series=%u), or tcp_rtt_cells (%u cells); "
+			 "further samples without room are counted with netns '" OVERFLOW_LABEL "'",
+			 rt->cfg.series.max_series, rt->cfg.series.max_series * RTT_NETNS_CELLS);
 	expo_map_overflow(e, "tcp_rtt", overflowed);
 	return 0;
 }

@@ -2,6 +2,15 @@
 /*
  * The rtt collector's start-up pass over connections open before it attached: a thread that
  * enters each network namespace in turn (setns) and runs bpf/rtt.bpf.c's tcp_rtt_existing there.
+ *
+ * A restart by a reload runs after the capabilities were dropped: setns into another namespace
+ * needs CAP_SYS_ADMIN, so it is refused there. What the start-up pass did stays true, though:
+ * the callbacks it turned on are flags of the sockets, not of the program, and outlive it; a
+ * connection established later had them turned on by the program running then. So once a pass
+ * covered everything, a restart keeps that answer for the connections open before the exporter
+ * started; only those established while no program was attached (during the restart, or while
+ * the collector was off) in a namespace it cannot enter wait for a reconnection, which the log
+ * says.
  */
 #define _GNU_SOURCE /* setns */
 #include <bpf/bpf.h>
@@ -20,7 +29,6 @@
 #include "base/log.h"
 #include "rtt.h"
 #include "sampling/events.h" /* before the skeleton: struct sample_config */
-#include "native.h"	     /* before the skeleton: struct native_table */
 #include "rtt.skel.h"
 
 struct existing_pass {
@@ -28,6 +36,7 @@ struct existing_pass {
 	int link_fd;
 	unsigned entered;
 	unsigned unreachable; /* namespaces we could not enter or iterate */
+	unsigned denied;      /* of which setns refused for want of privilege */
 	int err;	      /* the first reason */
 };
 
@@ -50,6 +59,7 @@ static void *existing_worker(void *arg)
 				if (!p->err)
 					p->err = -errno;
 				p->unreachable++;
+				p->denied += fd >= 0 && errno == EPERM;
 				if (fd >= 0)
 					close(fd);
 				continue;
@@ -136,13 +146,14 @@ static int count_unlisted(struct rtt_bpf *skel, const struct netns_list *l)
  * callback: run tcp_rtt_existing over every socket of every network namespace we can enter.
  * Runs after the attach, so a connection established meanwhile is covered one way or both.
  */
-bool rtt_cover_existing(struct rtt_bpf *skel)
+bool rtt_cover_existing(struct rtt_bpf *skel, bool *covered_once)
 {
 	struct existing_pass pass = { 0 };
 	const struct rtt_existing *done = &skel->bss->existing;
 	struct netns_list list = { 0 };
 	struct bpf_link *link = NULL;
 	pthread_t thread;
+	const char *reason;
 	bool covered;
 	int err, unlisted = 0;
 
@@ -180,20 +191,37 @@ bool rtt_cover_existing(struct rtt_bpf *skel)
 		pass.unreachable += unlisted;
 	}
 	covered = !pass.unreachable && !done->failed;
-	if (covered)
+	if (covered) {
+		if (covered_once)
+			*covered_once = true;
 		log_info("rtt: RTT callbacks turned on for %llu TCP connections open before start "
 			 "(%llu were on already), in %u network namespaces",
 			 (unsigned long long)done->enabled, (unsigned long long)done->already,
 			 pass.entered);
-	else
-		log_warn("rtt: RTT callbacks turned on for %llu TCP connections open before "
-			 "start in %u network namespaces, but %llu refused by the kernel and %u "
-			 "namespaces not entered (%s): connections there are not measured until "
-			 "they reconnect",
-			 (unsigned long long)done->enabled, pass.entered,
-			 (unsigned long long)done->failed, pass.unreachable,
-			 pass.err   ? strerror(-pass.err)
-			 : unlisted ? "no /run/netns entry and no process we may read"
-				    : "bpf_setsockopt failed");
-	return covered;
+		return true;
+	}
+	reason = pass.err   ? strerror(-pass.err)
+		 : unlisted ? "no /run/netns entry and no process we may read"
+			    : "bpf_setsockopt failed";
+	if (covered_once && *covered_once) {
+		log_info("rtt: restarted, its pass over open connections partial (%u namespaces "
+			 "not entered, %llu connections refused by the kernel: %s%s); RTT "
+			 "callbacks turned on for %llu TCP connections in %u namespaces. "
+			 "Connections open before the exporter started keep the callbacks an "
+			 "earlier pass turned on, later ones got them from the program running "
+			 "when they were established; those established while no program was "
+			 "attached (during this restart, or while the collector was off) and not "
+			 "reached now are measured once they reconnect",
+			 pass.unreachable, (unsigned long long)done->failed, reason,
+			 pass.denied ? "; setns needs CAP_SYS_ADMIN, dropped at start" : "",
+			 (unsigned long long)done->enabled, pass.entered);
+		return true;
+	}
+	log_warn("rtt: RTT callbacks turned on for %llu TCP connections open before start in %u "
+		 "network namespaces, but %llu refused by the kernel and %u namespaces not entered "
+		 "(%s%s): connections there are not measured until they reconnect",
+		 (unsigned long long)done->enabled, pass.entered, (unsigned long long)done->failed,
+		 pass.unreachable, reason,
+		 pass.denied ? "; setns needs CAP_SYS_ADMIN, which only start-up has" : "");
+	return false;
 }

@@ -21,14 +21,72 @@ static const char markers[2];
 #define ANNOUNCED ((void *)&markers[0])
 #define HAS_BODY ((void *)&markers[1])
 
+/* A header's field lines as one list (RFC 9110 5.3: joined by ", " in order). */
+struct field_lines {
+	const char *name;
+	struct mbuf *out;
+	unsigned n;
+};
+
+static char ascii_lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* Header names compare case-insensitively, in ASCII whatever the locale. */
+static bool name_ieq(const char *a, const char *b)
+{
+	while (*a && ascii_lower(*a) == ascii_lower(*b))
+		a++, b++;
+	return ascii_lower(*a) == ascii_lower(*b);
+}
+
+static enum MHD_Result join_line(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	struct field_lines *fl = cls;
+
+	(void)kind;
+	if (key && value && name_ieq(key, fl->name)) {
+		if (fl->n++)
+			mbuf_puts(fl->out, ", ");
+		mbuf_puts(fl->out, value);
+	}
+	return MHD_YES;
+}
+
+/*
+ * Every line of header name in out: the joined list, NULL when there is none, or the first
+ * line alone when out of memory. libmicrohttpd's lookup returns only the first line.
+ */
+static const char *header_list(struct MHD_Connection *conn, const char *name, struct mbuf *out)
+{
+	struct field_lines fl = { .name = name, .out = out };
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, join_line, &fl);
+	if (!fl.n)
+		return NULL;
+	return out->oom ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name) : out->data;
+}
+
 static enum MHD_Result serve_metrics(struct http *h, struct MHD_Connection *conn)
 {
-	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
-	const char *enc = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
-	enum metric_format format = negotiate_format(accept);
+	struct mbuf accept_buf = { 0 }, enc_buf = { 0 };
+	const char *accept = header_list(conn, MHD_HTTP_HEADER_ACCEPT, &accept_buf);
+	const char *enc = header_list(conn, MHD_HTTP_HEADER_ACCEPT_ENCODING, &enc_buf);
+	enum metric_format format;
+	bool acceptable = negotiate_format(accept, &format);
+	bool gzip = accepts_gzip(enc);
 	struct guard_stats gs;
 	enum MHD_Result ret;
 
+	mbuf_free(&accept_buf);
+	mbuf_free(&enc_buf);
+	if (!acceptable)
+		return http_send_text(conn, MHD_HTTP_NOT_ACCEPTABLE,
+				      "Accept refuses text/plain and allows none of "
+				      "application/openmetrics-text; version=1.0.0 and "
+				      "application/vnd.google.protobuf\n");
 	scrape_lock(h->scrape);
 	mbuf_reserve(&h->body, h->body_hint); /* one allocation, not a doubling series */
 	guard_stats(h->guards, &gs);
@@ -37,7 +95,7 @@ static enum MHD_Result serve_metrics(struct http *h, struct MHD_Connection *conn
 	/* A body gzip cannot compress is served as it is. */
 	if (h->body.oom)
 		ret = http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	else if (accepts_gzip(enc) && !gzip_buffer(h->body.data, h->body.len, &h->gz) && !h->gz.oom)
+	else if (gzip && !gzip_buffer(h->body.data, h->body.len, &h->gz) && !h->gz.oom)
 		ret = http_send_mbuf(conn, format_content_type(format), &h->gz, true);
 	else
 		ret = http_send_mbuf(conn, format_content_type(format), &h->body, false);

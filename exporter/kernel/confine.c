@@ -31,6 +31,16 @@ static const char *const allowed[] = {
 	"ioctl", "getdents64", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
 	"unlink", "unlinkat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "dup", "dup2",
 	"dup3", "pipe2", "fsync", "fdatasync", "ftruncate",
+	/*
+	 * A collector a reload turns off has its pin directory removed: x86_64 glibc's rmdir()
+	 * is rmdir(2) (aarch64 has only unlinkat, above).
+	 */
+	"rmdir",
+	/*
+	 * libbpf 1.4 and later (Debian 13: 1.5.0) open a BPF object with a placeholder file
+	 * descriptor for each map and program, an empty memfd, replaced (dup3) once loaded.
+	 */
+	"memfd_create",
 	/* network: HTTP, TLS, the API server, DNS, netlink for interface names */
 	"socket", "socketpair", "bind", "listen", "accept", "accept4", "connect", "getsockname",
 	"getpeername", "setsockopt", "getsockopt", "sendto", "recvfrom", "sendmsg", "recvmsg",

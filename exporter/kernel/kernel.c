@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -301,6 +302,8 @@ static void probe_features(struct kernel_features *f, const struct btf *btf)
 	f->sockops_rtt_cb = has_enumerator(btf, "BPF_SOCK_OPS_RTT_CB");
 	f->iter_tcp_cb_flags = btf__find_by_name_kind(btf, "bpf_iter__tcp", BTF_KIND_STRUCT) > 0 &&
 			       has_enumerator(btf, "TCP_BPF_SOCK_OPS_CB_FLAGS");
+	/* struct bpf_map's memlock account, gone in 5.11 when maps moved to the memory cgroup. */
+	f->memlock_charged = btf__find_by_name_kind(btf, "bpf_map_memory", BTF_KIND_STRUCT) > 0;
 }
 
 /* Loaded on first use, under its lock: its readers only ever see it whole. */
@@ -325,6 +328,8 @@ void kernel_init(struct kernel *k)
 				k->features.tcp_receive_reset_args =
 					k->features.inet_sock_set_state_args = -1;
 	k->reasons_err = reasons_load(&k->reasons, btf);
+	if (k->reasons_err && k->features.kfree_skb_args >= 0 && k->features.kfree_skb_args < 3)
+		k->reasons_err = reasons_unspecified(&k->reasons);
 	k->states_err = btf ? tcp_states_from_btf(&k->states, btf) : -ENOENT;
 	k->rst_reasons_err = btf ? rst_reasons_from_btf(&k->rst_reasons, btf) : -ENOENT;
 	btf__free(btf);
@@ -387,6 +392,21 @@ int reasons_load(struct reason_table *t, const struct btf *btf)
 		reasons_free(t);
 	}
 	return err;
+}
+
+int reasons_unspecified(struct reason_table *t)
+{
+	int err;
+
+	table_init(t);
+	err = reason_add(t, DROP_REASON_UNSPECIFIED, "NOT_SPECIFIED");
+	if (err) {
+		reasons_free(t);
+		return err;
+	}
+	t->max = DROP_REASON_UNSPECIFIED + 1;
+	t->source = "a kfree_skb tracepoint without reasons";
+	return 0;
 }
 
 const char *reason_name(const struct reason_table *t, uint32_t value, char *buf, size_t len)
@@ -568,12 +588,21 @@ bool kernel_at_least(unsigned major, unsigned minor)
 	       (ma > major || (ma == major && mi >= minor));
 }
 
-const char *bpf_memlock_hint(int err, char *buf, size_t len)
+/*
+ * A load probe (the helper is in no BTF a program can ask): a socket filter calling bpf_loop,
+ * which bpf() accepts only where the kernel has it (5.17+).
+ */
+bool kernel_has_bpf_loop(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_loop, NULL) == 1;
+}
+
+const char *bpf_memlock_hint(const struct kernel *k, int err, char *buf, size_t len)
 {
 	struct rlimit rl;
 
 	if (err != -EPERM || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    kernel_at_least(5, 11))
+	    !k->features.memlock_charged)
 		return "";
 	snprintf(buf, len,
 		 "; RLIMIT_MEMLOCK is %llu KiB and kernels before 5.11 charge BPF maps to it "

@@ -39,6 +39,13 @@ int reasons_from_tracefs(struct reason_table *t, const char *format_path);
  * t->max their SK_RST_REASON_MAX. -ENOENT where the kernel has no such enum.
  */
 int rst_reasons_from_btf(struct reason_table *t, const struct btf *btf);
+/*
+ * What a kernel whose kfree_skb tracepoint has no reason (before 5.17) drops with: the one entry
+ * DROP_REASON_UNSPECIFIED, named NOT_SPECIFIED as a plain kfree_skb() is from 5.17 on. The same
+ * number as bpf/drops.h DROP_UNSPECIFIED.
+ */
+#define DROP_REASON_UNSPECIFIED 1
+int reasons_unspecified(struct reason_table *t);
 /* Name for a value: exact name, else "SUBSYS:code" for a known subsystem, else the number. */
 const char *reason_name(const struct reason_table *t, uint32_t value, char *buf, size_t len);
 void reasons_free(struct reason_table *t);
@@ -92,6 +99,7 @@ struct kernel_features {
 	bool rdonly_cast;	      /* the bpf_rdonly_cast kfunc (6.2) */
 	bool sockops_rtt_cb;	      /* BPF_SOCK_OPS_RTT_CB (5.3) */
 	bool iter_tcp_cb_flags;	      /* iter/tcp and TCP_BPF_SOCK_OPS_CB_FLAGS setsockopt (6.12) */
+	bool memlock_charged; /* BPF maps charged to RLIMIT_MEMLOCK (struct bpf_map_memory, < 5.11) */
 };
 
 struct kernel_syms;
@@ -125,8 +133,13 @@ void kernel_free(struct kernel *k);
  * Why a BPF load failed with err (-EPERM) when it is RLIMIT_MEMLOCK: kernels before 5.11 charge
  * BPF maps to it. A phrase to append to the error ("; ...", written into buf), or "".
  */
-const char *bpf_memlock_hint(int err, char *buf, size_t len);
-/* The running kernel's release is at least major.minor (for what BTF does not announce). */
+const char *bpf_memlock_hint(const struct kernel *k, int err, char *buf, size_t len);
+/* Whether the kernel has the bpf_loop helper (5.17), from a load probe: needs CAP_BPF. */
+bool kernel_has_bpf_loop(void);
+/*
+ * The running kernel's release is at least major.minor: only for what neither BTF nor a load
+ * tells (docs/kernels.md, "Features from BTF").
+ */
 bool kernel_at_least(unsigned major, unsigned minor);
 
 #endif

@@ -34,6 +34,16 @@ static bool counter_map(const struct bpf_map *map)
 	       t != BPF_MAP_TYPE_PERF_EVENT_ARRAY;
 }
 
+/*
+ * The counting maps this load creates: a collector turns a feature's maps off
+ * (bpf_map__set_autocreate) when its settings leave the feature out, so which maps make a
+ * complete pin follows the settings in force, as the object says, not a list of ours.
+ */
+static bool pinned_map(const struct bpf_map *map)
+{
+	return counter_map(map) && bpf_map__autocreate(map);
+}
+
 static const struct bpf_map *rodata_of(const struct bpf_object *obj)
 {
 	const struct bpf_map *map;
@@ -180,23 +190,27 @@ static bool same_settings(const struct bpf_object *obj, const char *dir)
 }
 
 /*
- * Unlink every entry of dir whose name starts with prefix, but (keep non-NULL) the maps keep has:
- * what an earlier version pinned and this one no longer has is logged as it goes.
+ * Unlink every entry of dir whose name starts with prefix, but (keep non-NULL) the maps keep
+ * pins: what an earlier version pinned and this one no longer has, or what these settings do
+ * not create (its counts belong to settings no longer in force), is logged as it goes.
  */
 static void unlink_prefixed(const char *dir, const char *prefix, const struct bpf_object *keep)
 {
 	DIR *d = opendir(dir);
+	const struct bpf_map *map;
 	struct dirent *e;
 	char path[600];
 
 	while (d && (e = readdir(d))) {
 		if (strncmp(e->d_name, prefix, strlen(prefix)))
 			continue;
-		if (keep && bpf_object__find_map_by_name(keep, e->d_name + strlen(prefix)))
+		map = keep ? bpf_object__find_map_by_name(keep, e->d_name + strlen(prefix)) : NULL;
+		if (map && pinned_map(map))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (!unlink(path) && keep)
-			log_info("pin: %s: a map this version no longer has; removed", path);
+			log_info("pin: %s: a map %s; removed", path,
+				 map ? "these settings do not use" : "this version no longer has");
 	}
 	if (d)
 		closedir(d);
@@ -222,7 +236,7 @@ int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const cha
 	bpf_object__for_each_map(map, *s->obj) {
 		const char *bad;
 
-		if (!counter_map(map))
+		if (!pinned_map(map))
 			continue;
 		snprintf(path, sizeof(path), "%s/map_%s", dir, bpf_map__name(map));
 		fd = bpf_obj_get(path);
@@ -240,7 +254,7 @@ int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const cha
 	if (present && missing && !why[0])
 		snprintf(why, sizeof(why), "a map of the collector is not pinned");
 	bpf_object__for_each_map(map, *s->obj) {
-		if (!counter_map(map))
+		if (!pinned_map(map))
 			continue;
 		snprintf(path, sizeof(path), "%s/map_%s", dir, bpf_map__name(map));
 		fd = bpf_obj_get(path);
@@ -297,6 +311,25 @@ int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char
 	unlink(path);
 	if (rodata && bpf_map__pin((struct bpf_map *)rodata, path))
 		return log_errno("pin: cannot pin %s", path);
+	return 0;
+}
+
+uint64_t counters_generation(const struct bpf_object *obj)
+{
+	struct bpf_map_info info = { 0 };
+	const struct bpf_map *map;
+	__u32 len = sizeof(info);
+
+	if (!obj)
+		return 0;
+	bpf_object__for_each_map(map, obj) {
+		if (!pinned_map(map) || bpf_map__fd(map) < 0)
+			continue;
+		/* Map ids are never reused (until 2^31 maps later): a new map, a new id. */
+		if (bpf_obj_get_info_by_fd(bpf_map__fd(map), &info, &len))
+			return 0;
+		return info.id;
+	}
 	return 0;
 }
 

@@ -24,6 +24,12 @@ int pin_prepare(const char *root, const struct bpf_object_skeleton *s, const cha
 int pin_commit(const char *root, const struct bpf_object_skeleton *s, const char *collector);
 
 /*
+ * Which counting maps obj counts into: the kernel's id of the first. It changes exactly when
+ * the counts start again from 0 (new maps), not when a start reuses pinned ones; 0 when obj
+ * has none loaded.
+ */
+uint64_t counters_generation(const struct bpf_object *obj);
+/*
  * Remove a collector's pins (its programs detach once no exporter holds them) and its
  * directory when that is empty then; other tools' pins stay.
  */

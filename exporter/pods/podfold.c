@@ -8,6 +8,11 @@
  * input remembers the value it had when it joined its output (base), an output keeps what
  * departed inputs left in it (carry), and renders carry + sum(value - base) of its inputs. An
  * expired pod's series hands its carry and its inputs to the "__gone__" remainder series.
+ *
+ * A collector whose counters start again from 0 (a reload restarted it, its maps are new) has a
+ * new generation (podfold_filter_generation): every input's counts so far then stay in its
+ * series and the new ones add to them. Totals alone cannot tell: a new total that passed the
+ * old one before the scrape would leave some bucket below its base.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -86,13 +91,18 @@ struct fam {
 	struct node *outs, *ins, *overflowed; /* uthash tables */
 	unsigned n_normal;
 	uint64_t overflow_total, gen;
-	bool logged_overflow, logged_shape;
+	/* The collector's generation its counts are from, and the one of this scrape's samples. */
+	uint64_t cgen, cgen_now;
+	uint64_t shape_restarts; /* the fold started again for a new bucket shape */
+	uint64_t shape_gen;	 /* the scrape of the last sample taken */
+	bool logged_overflow, logged_mixed;
 };
 
 struct pods_filter {
 	struct expo_filter f;
 	struct podfold *fold;
 	unsigned mask;
+	uint64_t cgen; /* the collector's generation, 0: unknown */
 	struct pods_snapshot *snap;
 	struct fam *cur;
 };
@@ -151,6 +161,15 @@ static uint64_t val_total(const struct val *v, int nv)
 	return t;
 }
 
+/* Whether some count of a is below b's. */
+static bool val_below(const struct val *a, const struct val *b, int nv)
+{
+	for (int i = 0; i < nv; i++)
+		if (a->c[i] < b->c[i])
+			return true;
+	return false;
+}
+
 static void out_free(struct out *o)
 {
 	free(o->nd.key.mem);
@@ -197,6 +216,67 @@ static void in_free(struct in *in)
 	free(in);
 }
 
+static void free_overflowed(void *p)
+{
+	free(((struct node *)p)->key.mem);
+	free(p);
+}
+
+static void free_in(void *p)
+{
+	in_free(p);
+}
+
+static void free_out(void *p)
+{
+	out_free(p);
+}
+
+/* The family's series, inputs and shape go; its name, own counters and generations stay. */
+static void fam_forget(struct fam *f)
+{
+	table_free(&f->ins, free_in);
+	table_free(&f->outs, free_out);
+	table_free(&f->overflowed, free_overflowed);
+	free(f->bounds);
+	f->bounds = NULL;
+	f->nv = f->nc = 0;
+	f->native = false;
+	f->n_normal = 0;
+}
+
+/* Whether a sample of nbounds classic bounds and native buckets nh adds up with f's. */
+static bool same_shape(const struct fam *f, int nbounds, const struct native_hist *nh)
+{
+	if (f->nc != nbounds + 1 || f->native != !!nh)
+		return false;
+	return !nh || (nh->schema == f->schema && nh->offset == f->offset && nh->n == f->nn &&
+		       nh->zero_threshold == f->zero_threshold);
+}
+
+/*
+ * Another bucket shape (a reload changed native_schema or turned it off, which restarts the
+ * collector: its counts start from 0 anyway): the family's fold starts afresh in the new one,
+ * its series restarting as the collector's counters did.
+ */
+static void fam_restart(struct fam *f, int nbounds, const struct native_hist *nh)
+{
+	char was[48], now[48];
+
+	if (f->native)
+		snprintf(was, sizeof(was), "native schema %d", f->schema);
+	else
+		snprintf(was, sizeof(was), "%d classic buckets", f->nc);
+	if (nh)
+		snprintf(now, sizeof(now), "native schema %d", nh->schema);
+	else
+		snprintf(now, sizeof(now), "%d classic buckets", nbounds + 1);
+	log_info("pods: %s changed its buckets (%s, now %s): its folded series start again",
+		 f->name, was, now);
+	f->shape_restarts++;
+	fam_forget(f);
+}
+
 static bool filter_capture(struct expo_filter *ef, const char *family, enum metric_type type)
 {
 	struct pods_filter *pf = (struct pods_filter *)ef;
@@ -207,6 +287,7 @@ static bool filter_capture(struct expo_filter *ef, const char *family, enum metr
 	if (!pf->cur)
 		return false;
 	pf->cur->gen++;
+	pf->cur->cgen_now = pf->cgen;
 	if (!pf->snap)
 		pf->snap = podsnap_get(pf->fold->snap);
 	return true;
@@ -224,6 +305,19 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 	struct labels want;
 	struct in *in;
 
+	if (f->nv && !same_shape(f, nbounds, nh)) {
+		/* Samples of this scrape in the old shape: one scrape cannot mix (never seen). */
+		if (f->gen == f->shape_gen) {
+			log_once(
+				f->logged_mixed, LOG_ERROR,
+				"pods: %s has samples of two bucket shapes in one scrape; those of "
+				"the second dropped",
+				f->name);
+			return;
+		}
+		fam_restart(f, nbounds, nh);
+	}
+	f->shape_gen = f->gen;
 	if (!f->nv) {
 		f->nc = nbounds + 1;
 		f->nv = f->nc + (nh ? (int)nh->n + 1 : 0);
@@ -242,14 +336,6 @@ static void filter_sample(struct expo_filter *ef, const struct labels *l, const 
 			}
 			memcpy(f->bounds, bounds, nbounds * sizeof(*bounds));
 		}
-	}
-	if (f->nc != nbounds + 1 || f->native != !!nh ||
-	    (nh && (nh->schema != f->schema || nh->offset != f->offset || nh->n != f->nn ||
-		    nh->zero_threshold != f->zero_threshold))) {
-		log_once(f->logged_shape, LOG_ERROR,
-			 "pods: %s changed its buckets (classic or native); samples dropped",
-			 f->name);
-		return;
 	}
 	for (int i = 0; i < l->n; i++)
 		if (!strcmp(l->name[i], "netns"))
@@ -342,6 +428,11 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 {
 	unsigned max = pf->fold->max_series;
 	struct node *n, *tmp;
+	/* The collector started again with new counters since the last scrape (0: unknown). */
+	bool restarted = f->cgen_now && f->cgen && f->cgen_now != f->cgen;
+
+	if (f->cgen_now)
+		f->cgen = f->cgen_now;
 
 	/* Inputs the collector no longer reports leave their counts where they were. */
 	table_for_each(f->ins, n, tmp) {
@@ -370,10 +461,15 @@ static void fold_family(struct pods_filter *pf, struct fam *f)
 		struct out *to;
 		struct overflowed *ov;
 
-		/* A counter reset in the kernel: what it had stays in its series. */
-		if (in->out && val_total(&in->now, f->nc) < val_total(&in->last, f->nc)) {
+		/*
+		 * A counter reset in the kernel: what it had stays in its series. Any count below
+		 * its last one tells too: now - base must never wrap. Its last counts are then
+		 * those of the restart, 0: a move below must not hand them over a second time.
+		 */
+		if (in->out && (restarted || val_below(&in->now, &in->last, f->nv))) {
 			val_add_diff(&in->out->carry, &in->last, &in->base, f->nv);
 			val_zero(&in->base, f->nv);
+			val_zero(&in->last, f->nv);
 		}
 		if (in->out && !labels_cmp(&in->out->nd.key.l, &in->want.l))
 			goto keep;
@@ -515,6 +611,11 @@ struct expo_filter *podfold_filter_new(struct podfold *fold, unsigned mask)
 	return &pf->f;
 }
 
+void podfold_filter_generation(struct expo_filter *ef, uint64_t gen)
+{
+	((struct pods_filter *)ef)->cgen = gen;
+}
+
 void podfold_render_metrics(struct podfold *fold, struct expo *e)
 {
 	if (!fold->fams)
@@ -528,22 +629,15 @@ void podfold_render_metrics(struct podfold *fold, struct expo *e)
 		labels_add(&l, "metric", f->name);
 		expo_u64(e, &l, f->overflow_total);
 	}
-}
+	expo_family(e, "netstack_pods_fold_restarts_total", METRIC_COUNTER,
+		    "Times the pod fold of the family started afresh because its buckets changed "
+		    "(a reload changed native_schema); its folded series restarted from 0.");
+	for (struct fam *f = fold->fams; f; f = f->next) {
+		struct labels l = { 0 };
 
-static void free_overflowed(void *p)
-{
-	free(((struct node *)p)->key.mem);
-	free(p);
-}
-
-static void free_in(void *p)
-{
-	in_free(p);
-}
-
-static void free_out(void *p)
-{
-	out_free(p);
+		labels_add(&l, "metric", f->name);
+		expo_u64(e, &l, f->shape_restarts);
+	}
 }
 
 struct podfold *podfold_new(struct podsnap *snap)
@@ -566,10 +660,7 @@ void podfold_clear(struct podfold *fold)
 		struct fam *f = fold->fams;
 
 		fold->fams = f->next;
-		table_free(&f->ins, free_in);
-		table_free(&f->outs, free_out);
-		table_free(&f->overflowed, free_overflowed);
-		free(f->bounds);
+		fam_forget(f);
 		free(f->name);
 		free(f);
 	}

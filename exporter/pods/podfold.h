@@ -54,6 +54,12 @@ void podfold_render_metrics(struct podfold *f, struct expo *e);
 /* A render-time filter folding netns into the labels of mask (free it with free()); NULL
  * when out of memory. */
 struct expo_filter *podfold_filter_new(struct podfold *f, unsigned mask);
+/*
+ * The generation of the counts the filter's collector renders from now on: it changes exactly
+ * when they start again from 0 (counters_generation); 0: unknown, a count below its last one
+ * then tells.
+ */
+void podfold_filter_generation(struct expo_filter *f, uint64_t gen);
 /* Forget every family (the fold starts afresh), and free. */
 void podfold_clear(struct podfold *f);
 void podfold_free(struct podfold *f);

@@ -125,8 +125,20 @@ static void free_filters(struct pods *p)
 	}
 }
 
+/*
+ * NETSTACK_TASK_WALK=chunked: the walk of kernels without bpf_loop on any kernel, so that the
+ * tests run it where bpf_loop exists (tests/integration/pods.sh).
+ */
+static bool pods_walk_chunked_forced(void)
+{
+	const char *v = getenv("NETSTACK_TASK_WALK");
+
+	return v && !strcmp(v, "chunked");
+}
+
 int pods_start(struct pods *p)
 {
+	bool chunked;
 	int err;
 
 	p->cfg = p->conf;
@@ -144,13 +156,19 @@ int pods_start(struct pods *p)
 		if (err)
 			return err; /* logged */
 	}
-	p->walker = tasks_open();
+	/* Without bpf_loop (before 5.17), a load probe says, the walk goes in tail-called chunks. */
+	chunked = !kernel_has_bpf_loop() || pods_walk_chunked_forced();
+	p->walker = tasks_open(chunked);
 	if (!p->walker)
 		log_error("pods: cannot load the kernel-side process walk (bpf/tasks.bpf.c, an "
-			  "iter/task program with bpf_loop: Linux 5.17 or later%s): %s; network "
-			  "namespaces stay unresolved, pod labels empty "
-			  "(netstack_pods_resolver_up 0)",
-			  kernel_at_least(5, 17) ? "" : ", this kernel is older", strerror(errno));
+			  "iter/task program, %s): %s; network namespaces stay unresolved, pod "
+			  "labels empty (netstack_pods_resolver_up 0)",
+			  chunked ? "in tail-called chunks (no bpf_loop)" : "with bpf_loop",
+			  strerror(errno));
+	else if (chunked)
+		log_info("pods: no bpf_loop (Linux 5.17): the process walk runs in chunks of "
+			 "tail calls, up to %u processes",
+			 TASKS_CHUNKED_MAX);
 	p->stopping = false;
 	err = -pthread_create(&p->scan_thread, NULL, pods_scanner, p);
 	if (err)
@@ -281,11 +299,14 @@ int pods_reconfigure(struct pods *p, const struct pods_config *c)
 	return pods_start(p);
 }
 
-struct expo_filter *pods_filter(struct pods *p, const char *collector)
+struct expo_filter *pods_filter(struct pods *p, const char *collector, uint64_t gen)
 {
 	int i = p->active ? pods_config_find(&p->cfg, collector) : -ENOENT;
 
-	return i < 0 ? NULL : p->filters[i];
+	if (i < 0 || !p->filters[i])
+		return NULL;
+	podfold_filter_generation(p->filters[i], gen);
+	return p->filters[i];
 }
 
 void pods_render_metrics(struct pods *p, struct expo *e)

@@ -85,8 +85,11 @@ int pods_start(struct pods *p);
 void pods_stop(struct pods *p);
 void pods_free(struct pods *p);
 
-/* The render-time filter for a collector's families, or NULL. */
-struct expo_filter *pods_filter(struct pods *p, const char *collector);
+/*
+ * The render-time filter for a collector's families, or NULL; gen: the generation of its
+ * counts (counters_generation in kernel/pin.h, podfold_filter_generation).
+ */
+struct expo_filter *pods_filter(struct pods *p, const char *collector, uint64_t gen);
 /* The resolver's and the cap's own metrics. */
 void pods_render_metrics(struct pods *p, struct expo *e);
 /* The series cap the fold applies ([pods] max_series as running). */

@@ -14,27 +14,42 @@
 
 struct tasks {
 	struct tasks_bpf *skel;
+	struct bpf_link *link; /* of walk_tasks or walk_tasks_chunked */
 	int map;
 	struct tasks_key keys[BATCH];
 	struct tasks_val vals[BATCH];
 };
 
-struct tasks *tasks_open(void)
+struct tasks *tasks_open(bool chunked)
 {
 	struct tasks *t = calloc(1, sizeof(*t));
-	int err;
+	struct bpf_program *p;
+	uint32_t zero = 0;
+	int err, fd;
 
 	if (!t)
 		return NULL;
-	t->skel = tasks_bpf__open_and_load();
+	t->skel = tasks_bpf__open();
 	if (!t->skel) {
 		err = errno;
 		goto fail;
 	}
+	/* Only the walk this kernel can run: bpf() refuses a program calling a helper it lacks. */
+	p = chunked ? t->skel->progs.walk_tasks_chunked : t->skel->progs.walk_tasks;
+	bpf_program__set_autoload(t->skel->progs.walk_tasks, !chunked);
+	bpf_program__set_autoload(t->skel->progs.walk_tasks_chunked, chunked);
+	err = -tasks_bpf__load(t->skel);
+	if (err)
+		goto fail;
 	skeleton_release(t->skel->skeleton);
-	err = tasks_bpf__attach(t->skel);
-	if (err) {
-		err = -err;
+	fd = bpf_program__fd(p);
+	if (chunked && bpf_map_update_elem(bpf_map__fd(t->skel->maps.walk_next), &zero, &fd, 0)) {
+		err = errno;
+		goto fail;
+	}
+	t->link = bpf_program__attach_iter(p, NULL);
+	if (!t->link) {
+		err = errno;
 		goto fail;
 	}
 	t->map = bpf_map__fd(t->skel->maps.tasks);
@@ -49,6 +64,7 @@ void tasks_close(struct tasks *t)
 {
 	if (!t)
 		return;
+	bpf_link__destroy(t->link);
 	tasks_bpf__destroy(t->skel);
 	free(t);
 }
@@ -76,7 +92,7 @@ static void drain(struct tasks *t, tasks_fn *fn, void *arg)
 
 int tasks_walk(struct tasks *t, tasks_fn *fn, void *arg, struct tasks_summary *sum)
 {
-	int fd = bpf_iter_create(bpf_link__fd(t->skel->links.walk_tasks)), err;
+	int fd = bpf_iter_create(bpf_link__fd(t->link)), err;
 	ssize_t n;
 
 	if (fd < 0)

@@ -8,6 +8,7 @@
 #define NETSTACK_TASKWALK_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tasks.h"
@@ -16,8 +17,11 @@ struct tasks;
 /* What a walk reports: one (netns, cgroup) pair. */
 typedef void tasks_fn(const struct tasks_key *k, const struct tasks_val *v, void *arg);
 
-/* Load and attach the iterator; NULL with errno set (the reason logged once by the caller). */
-struct tasks *tasks_open(void);
+/*
+ * Load and attach the iterator; NULL with errno set (the reason logged once by the caller).
+ * chunked: the walk for kernels without bpf_loop (before 5.17), in tail-called chunks.
+ */
+struct tasks *tasks_open(bool chunked);
 void tasks_close(struct tasks *t);
 
 /*

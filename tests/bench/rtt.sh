@@ -8,10 +8,10 @@
 # all are RTT callbacks. Variants run one at a time, in interleaved rounds, on the cgroup2 root.
 # The exporter's figures come from its own /metrics (netstack_bpf_program_*). A missed target
 # is printed, not a failure: this is a benchmark.
-# Native buckets (native_schema, on by default): "default" and "netns" count them, "classic"
-# and "netns classic" are the same label sets with native_schema = off, all in one run against
-# the floor; the summary adds what native buckets add per event (target: at most
-# NATIVE_TARGET_NS, 10 ns).
+# Cells (bpf/hist.h: classic and native buckets both derived from one counter per sample):
+# "classic" is the reference, the classic-only program of the tree before cells and native
+# buckets (tests/bench/rtt_floor.bpf.c tcp_rtt_classic), in the same run; the summary says what
+# the cells add per event against it (target: at most CELL_TARGET_NS, 5 ns).
 # Not paired with the floor as drops.sh is (tests/bench/lib.sh): on this rare event the program
 # attached first pays the hook's cold cache lines, tens of ns for the floor but next to nothing
 # measurable for ours, so a pair's ratio would not be the ratio of each alone.
@@ -24,15 +24,16 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-2}
 TCPBULK=$BUILD/tests/tcpbulk
 FLOOR=$BUILD/tests/bench_rtt_floor
 declare -A PROG=([default]=tcp_rtt_sockops [netns]=tcp_rtt_sockops_labels
-	[all]=tcp_rtt_sockops_labels [classic]=tcp_rtt_sockops [netns_classic]=tcp_rtt_sockops_labels)
-TARGET_DEFAULT=1.5
-NATIVE_TARGET_NS=10
+	[all]=tcp_rtt_sockops_labels)
+TARGET_DEFAULT=1.3
+CELL_TARGET_NS=5
 ALONE=1
-VARIANTS=(floor classic default netns_classic netns all)
+VARIANTS=(floor default netns all)
 SECTION="kernel cost per event, TCP RTT (sockops)"
-declare -A TITLE=([floor]="floor (flag only)" [default]="default labels, native buckets"
-	[netns]="netns label, native buckets" [all]="netns + rtt_kind, native buckets"
-	[classic]="default labels, classic only" [netns_classic]="netns label, classic only")
+declare -A TITLE=([floor]="floor (flag only)" [default]="default labels"
+	[netns]="netns label" [all]="netns + rtt_kind")
+peer classic "classic only, before cells (reference)" "$FLOOR --classic" \
+	"sock_ops  name tcp_rtt_classic"
 
 FLOOR_CMD=("$FLOOR")
 SINK_PID= # the transfer's receiver
@@ -46,15 +47,10 @@ bench_setup "$TCPBULK" "$FLOOR" -- ss
 # Links on the hook, ours included (tests/bench/lib.sh: hook_links, wait_hook_free).
 HOOK_LINK='attach_type cgroup_sock_ops'
 
-only_collector rtt default=family netns=family,netns all=family,netns,rtt_kind classic=family \
-	netns_classic=family,netns
-# [collector.rtt] ends each file: the classic-only variants turn native buckets off.
-echo 'native_schema = off' >>"$TMP/classic.ini"
-echo 'native_schema = off' >>"$TMP/netns_classic.ini"
+only_collector rtt default=family netns=family,netns all=family,netns,rtt_kind
 # The transfer's samples must carry the optional labels, or the config did not apply.
 EXPECT=([all]='no-rtt_kind-label rtt_kind="sample"'
-	[netns]='no-netns-label family="ipv4",netns="'
-	[netns_classic]='no-netns-label family="ipv4",netns="')
+	[netns]='no-netns-label family="ipv4",netns="')
 
 PORT=$(free_tcp_port) || die "no free TCP port for the sink"
 "$TCPBULK" sink 127.0.0.1 "$PORT" >/dev/null 2>&1 &
@@ -89,40 +85,39 @@ figures() {
 
 run_rounds MB/s ""
 
-declare -A TARGET=([default]="<=$TARGET_DEFAULT" [classic]="<=$TARGET_DEFAULT")
+declare -A TARGET=([default]="<=$TARGET_DEFAULT")
 print_table MB/s
-# native_row WITH WITHOUT: what native buckets add per event, median against median.
-native_row() {
+# cell_row: what the cells add per event to the default labels' program, against the classic-only
+# reference, median against median.
+cell_row() {
 	local with without added result
-	read -r with _ < <(median "$1" 2)
-	read -r without _ < <(median "$2" 2)
+	read -r with _ < <(median default 2)
+	read -r without _ < <(median classic 2)
 	if [ -z "${with:-}" ] || [ -z "${without:-}" ]; then
-		echo "native buckets, ${TITLE[$1]}: no valid measurement"
-		row "$SECTION" "RTT program with native buckets (${TITLE[$1]%%,*}): added" - \
-			"${TITLE[$2]}" - "<=+$NATIVE_TARGET_NS ns" "" "no valid measurement"
+		echo "cells: no valid measurement"
+		row "$SECTION" "RTT program with cells (default labels): added" - \
+			"${TITLE[classic]}" - "<=+$CELL_TARGET_NS ns" "" "no valid measurement"
 		return
 	fi
 	added=$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.1f", a - b }')
-	result=$(awk -v d="$added" -v t="$NATIVE_TARGET_NS" 'BEGIN { print d <= t ? "PASS" : "MISS" }')
-	printf 'native buckets add %s ns/event to "%s" (%.1f against %.1f, %.2fx): %s\n' \
-		"$added" "${TITLE[$2]}" "$with" "$without" "$(quotient "$with" "$without")" "$result"
-	row "$SECTION" "RTT program with native buckets (${TITLE[$1]%%,*}): added" \
-		"$added ns/event" "${TITLE[$2]}" "$(printf '%.2fx' "$(quotient "$with" "$without")")" \
-		"<=+$NATIVE_TARGET_NS ns" "$result" "medians $with vs $without ns/event"
+	result=$(awk -v d="$added" -v t="$CELL_TARGET_NS" 'BEGIN { print d <= t ? "PASS" : "MISS" }')
+	printf 'cells add %s ns/event to the default labels (%.1f against %.1f, %.2fx): %s\n' \
+		"$added" "$with" "$without" "$(quotient "$with" "$without")" "$result"
+	row "$SECTION" "RTT program with cells (default labels): added" "$added ns/event" \
+		"${TITLE[classic]}" "$(printf '%.2fx' "$(quotient "$with" "$without")")" \
+		"<=+$CELL_TARGET_NS ns" "$result" "medians $with vs $without ns/event"
 }
-native_row default classic
-native_row netns netns_classic
-# The search alone, hot in cache (tests/tools/native_check.c --bench), for every schema.
-if [ -x "$BUILD/tests/native_check" ] &&
-	"$BUILD/tests/native_check" --bench >"$TMP/search" 2>"$TMP/search.err"; then
-	cat "$TMP/search"
-	# "schema S: W ns per value with the search, L without: D ns"
-	while read -r schema added with; do
-		row "$SECTION" "native bucket search alone, schema $schema (hot, test run)" \
-			"$added ns/value" "" "" "" "" "$with ns/value with the loop around it"
-	done < <(awk '{ s = $2; sub(/:/, "", s); print s, $(NF - 1), $3 }' "$TMP/search")
+cell_row
+# The cell alone, hot in cache (tests/tools/hist_check.c --bench).
+if [ -x "$BUILD/tests/hist_check" ] &&
+	"$BUILD/tests/hist_check" --bench >"$TMP/cell" 2>"$TMP/cell.err"; then
+	cat "$TMP/cell"
+	# "cell: W ns per value with the cell, L without: D ns"
+	read -r added with < <(awk '{ print $(NF - 1), $2 }' "$TMP/cell")
+	row "$SECTION" "histogram cell alone (hot, test run)" "$added ns/value" "" "" "" "" \
+		"$with ns/value with the loop around it"
 else
-	echo "native bucket search alone: not measured ($(head -n 1 "$TMP/search.err" 2>/dev/null))"
+	echo "histogram cell alone: not measured ($(head -n 1 "$TMP/cell.err" 2>/dev/null))"
 fi
 echo "ns/event: kernel run_time_ns / run_cnt over every sockops callback (median over rounds;"
 echo "bpf_stats' own clock reads are in every figure, the floor included). MB/s: what tcpbulk"

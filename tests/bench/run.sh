@@ -3,7 +3,7 @@
 # `make bench` / `make bench-quick`: every benchmark in turn, then the one table of their
 # figures (tests/bench/report.sh). Usage: run.sh full|quick. Environment: BUILD (build).
 # full writes bench/results/<date>-<kernel>.md, quick $BUILD/bench-quick.md (shorter runs and
-# fewer rounds, about 2 minutes: for routine use, not for the committed reference).
+# fewer rounds, under 3 minutes: for routine use, not for the committed reference).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
@@ -23,6 +23,7 @@ if [ "$mode" = quick ]; then
 	run ROUNDS=2 FLOOD_SECONDS=1 bash tests/bench/connections.sh
 	run ROUNDS=2 FLOOD_SECONDS=1 bash tests/bench/resets.sh
 	run ROUNDS=2 SECONDS_PER_RUN=1 bash tests/bench/rtt.sh
+	run ROUNDS=2 SECONDS_PER_RUN=1 IDLE_SECONDS=0.5 bash tests/bench/share.sh
 	run ROUNDS=1 WRK_SECONDS=1 STARTS=2 MEM_SCRAPES=100 SERIES="auto 10000" \
 		bash tests/bench/scrape.sh
 	out=$BUILD/bench-quick.md
@@ -32,6 +33,7 @@ else
 	run bash tests/bench/connections.sh
 	run bash tests/bench/resets.sh
 	run bash tests/bench/rtt.sh
+	run bash tests/bench/share.sh
 	run bash tests/bench/scrape.sh
 	out=bench/results/$(date -u +%Y-%m-%d)-$(uname -r).md
 	# A second run on the same day and kernel is another file, never the first one rewritten.

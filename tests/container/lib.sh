@@ -15,6 +15,83 @@ CTR_MIRRORS=("deb http://deb.debian.org/debian $CTR_SUITE main"
 	"deb http://deb.debian.org/debian $CTR_SUITE-updates main"
 	"deb http://deb.debian.org/debian-security $CTR_SUITE-security main")
 
+# Roots and packages made from Debian's archive, shared by every clone on this machine: a root
+# is made once per (suite, architecture, package list) and then only read.
+CTR_CACHE=${NETSTACK_TEST_CACHE:-/var/cache/netstack-test}
+
+# ctr_mirrors SUITE: the archive's sources for SUITE (main, updates, security).
+ctr_mirrors() {
+	printf '%s\n' "deb http://deb.debian.org/debian $1 main" \
+		"deb http://deb.debian.org/debian $1-updates main" \
+		"deb http://deb.debian.org/debian-security $1-security main"
+}
+
+# ctr_root SUITE ARCH PKG...: the directory of a Debian SUITE root for ARCH (a minbase with the
+# PKGs and their dependencies, no docs, man pages or locales), made with mmdebstrap once per
+# package set under $CTR_CACHE/roots/SUITE-ARCH-HASH (HASH of the package list and of this
+# recipe) and reused by every clone; "# made ..." or "# reused ..." on stderr. Never written to
+# once made (users bind-mount it read-only, tests/container/trixie.sh). The packages it
+# downloads are kept in $CTR_CACHE/debs/SUITE-ARCH, and with the host's own apt cache (same
+# suite) offered to the next root made: a new package list downloads only what is new.
+# Needs root and mmdebstrap; only this machine's architecture (maintainer scripts run).
+ctr_root() {
+	local suite=$1 arch=$2 hash dir debs t0 try rc
+	shift 2
+	local -a mirrors
+	mapfile -t mirrors < <(ctr_mirrors "$suite")
+	hash=$({
+		printf '%s\n' "$@" | sort -u
+		declare -f ctr_root ctr_root_make
+		printf '%s\n' "${mirrors[@]}"
+	} | sha256sum | cut -c1-16)
+	dir=$CTR_CACHE/roots/$suite-$arch-$hash
+	debs=$CTR_CACHE/debs/$suite-$arch
+	mkdir -p "$CTR_CACHE/roots" "$debs" || return 1
+	# Made under a lock: clones running at once make it once, the others wait and reuse it.
+	(
+		flock 9
+		if [ -d "$dir" ]; then
+			echo "# reused $dir" >&2
+			exit 0
+		fi
+		t0=$(date +%s)
+		# Up to 3 tries: the archive fails a request now and then.
+		for try in 1 2 3; do
+			rm -rf "$dir.tmp"
+			ctr_root_make "$suite" "$arch" "$dir.tmp" "$debs" "$*" "${mirrors[@]}" >&2 && break
+			rc=$?
+			[ "$try" -lt 3 ] || { rm -rf "$dir.tmp"; exit $rc; }
+			echo "# mmdebstrap $suite $arch failed (try $try), again" >&2
+		done
+		mv "$dir.tmp" "$dir"
+		echo "# made $dir in $(($(date +%s) - t0)) s ($(du -sm "$debs" | cut -f1) MB of packages kept)" >&2
+	) 9>"$dir.lock" || return 1
+	echo "$dir"
+}
+# ctr_root_make SUITE ARCH DIR DEBS PKGS MIRROR...: mmdebstrap for ctr_root.
+ctr_root_make() {
+	local suite=$1 arch=$2 dir=$3 debs=$4 pkgs=$5 host_debs=
+	shift 5
+	# The host's own downloads, when the suite is the host's.
+	grep -qs "^VERSION_CODENAME=$suite$" /etc/os-release && host_debs=/var/cache/apt/archives
+	# Debian's python3 first: mmdebstrap runs mmtarfilter (#!/usr/bin/env python3) once per
+	# package, and a python3 shim earlier in PATH (pyenv) costs most of a second each time.
+	# The kept packages are hard links where the file system allows (no copy).
+	# shellcheck disable=SC2016 # $1 is mmdebstrap's, the root it makes
+	PATH=/usr/bin:/usr/sbin:$PATH mmdebstrap --quiet --variant=minbase --arch="$arch" \
+		--include="${pkgs// /,}" --skip=essential/unlink \
+		--setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
+		--setup-hook="for d in $debs $host_debs; do find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t \"\$1/var/cache/apt/archives\" {} + 2>/dev/null || find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -n -t \"\$1/var/cache/apt/archives\" {} +; done" \
+		--customize-hook="find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t '$debs' {} + 2>/dev/null || find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -n -t '$debs' {} +" \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/info/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-include=/usr/share/locale/locale.alias' \
+		"$suite" "$dir" "$@"
+}
+
 # ctr_env: export CONTAINERS_CONF and CONTAINERS_STORAGE_CONF (storage under $CTR_DIR, its
 # run state under /run); returns 77 when root or a tool is missing, 1 on a bad limit.
 ctr_env() {
@@ -56,16 +133,36 @@ ctr_locked() {
 	(flock 9 && "$@" 9>&-) 9>"$lock"
 }
 
-# ctr_base_tar ARCH: $CTR_DIR/base/$CTR_SUITE-ARCH.tar, made once. A minbase without docs,
-# man pages and locales, like Debian's own debian:12-slim. A foreign architecture is only
-# unpacked (mmdebstrap's extract variant: no maintainer script runs, so no emulation); it is
-# only ever a runtime stage's base, which runs nothing at build time.
+# ctr_base_tar ARCH: a tar of a $CTR_SUITE minbase for ARCH, made once per recipe and shared by
+# every clone on this machine ($CTR_CACHE/bases; the packages it downloads kept as for
+# ctr_root). A minbase without docs, man pages and locales, like Debian's own debian:12-slim. A
+# foreign architecture is only unpacked (mmdebstrap's extract variant: no maintainer script
+# runs, so no emulation); it is only ever a runtime stage's base, which runs nothing at build
+# time.
 ctr_base_tar() {
-	local arch=$1 tar=$CTR_DIR/base/$CTR_SUITE-$1.tar variant=minbase t0 try
+	local arch=$1 tar variant=minbase t0 try key debs host_debs= keep
 	local -a opts=(--variant=minbase)
+	key=$({
+		declare -f ctr_base_tar
+		printf '%s\n' "${CTR_MIRRORS[@]}"
+	} | sha256sum | cut -c1-12)
+	tar=$CTR_CACHE/bases/$CTR_SUITE-$arch-$key.tar
+	debs=$CTR_CACHE/debs/$CTR_SUITE-$arch
 	[ -s "$tar" ] && { echo "$tar"; return 0; }
+	mkdir -p "$CTR_CACHE/bases" "$debs" || return 1
+	exec 8>"$tar.lock"
+	flock 8 # another clone may be making it
+	if [ -s "$tar" ]; then
+		exec 8>&-
+		echo "$tar"
+		return 0
+	fi
 	t0=$(date +%s)
-	mkdir -p "$CTR_DIR/base"
+	[ "$arch" = "$(dpkg --print-architecture)" ] &&
+		grep -qs "^VERSION_CODENAME=$CTR_SUITE$" /etc/os-release && host_debs=/var/cache/apt/archives
+	# The packages kept, hard links where the file system allows (no copy).
+	keep="find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t '$debs' {} + 2>/dev/null || find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -n -t '$debs' {} +"
+	opts+=(--customize-hook="$keep")
 	if [ "$arch" != "$(dpkg --print-architecture)" ]; then
 		variant=extract
 		# What a minbase holds: the essential and the required packages, and apt.
@@ -74,7 +171,8 @@ ctr_base_tar() {
 			--include=apt
 			# base-passwd's maintainer script, which does not run here.
 			--extract-hook='cp "$1/usr/share/base-passwd/passwd.master" "$1/etc/passwd"'
-			--extract-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"')
+			--extract-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"'
+			--extract-hook="$keep")
 	fi
 	echo "# making $tar ($variant)" >&2
 	# Debian's python3 first: mmdebstrap runs mmtarfilter (#!/usr/bin/env python3) once per
@@ -82,7 +180,11 @@ ctr_base_tar() {
 	# Up to 3 tries: the archive fails a request now and then, and mmdebstrap (apt-get
 	# update --error-on=any) gives up at the first.
 	for try in 1 2 3; do
+		# shellcheck disable=SC2016 # $1 is mmdebstrap's, the root it makes.
 		PATH=/usr/bin:$PATH mmdebstrap --quiet --format=tar --arch="$arch" "${opts[@]}" \
+			--skip=essential/unlink \
+			--setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
+			--setup-hook="for d in $debs $host_debs; do find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -l -n -t \"\$1/var/cache/apt/archives\" {} + 2>/dev/null || find \"\$d\" -maxdepth 1 -name '*.deb' -exec cp -n -t \"\$1/var/cache/apt/archives\" {} +; done" \
 			--dpkgopt='path-exclude=/usr/share/doc/*' \
 			--dpkgopt='path-include=/usr/share/doc/*/copyright' \
 			--dpkgopt='path-exclude=/usr/share/man/*' \
@@ -91,10 +193,11 @@ ctr_base_tar() {
 			--dpkgopt='path-include=/usr/share/locale/locale.alias' \
 			"$CTR_SUITE" "$tar.tmp" "${CTR_MIRRORS[@]}" >&2 && break
 		rm -f "$tar.tmp"
-		[ "$try" -lt 3 ] || return 1
+		[ "$try" -lt 3 ] || { exec 8>&-; return 1; }
 		echo "# mmdebstrap $arch failed (try $try), again" >&2
 	done
 	mv "$tar.tmp" "$tar"
+	exec 8>&-
 	echo "# made $tar in $(($(date +%s) - t0)) s" >&2
 	echo "$tar"
 }

@@ -11,6 +11,8 @@
 #     namespace's Udp NoPorts;
 #   - the process's and every thread's capability sets are exactly the manifest's list;
 #     no_new_privs, seccomp, user, host namespaces, mounts, read-only root, cgroup limits;
+#   - a reload (SIGHUP) after the ConfigMap's file changed restarts every collector with the
+#     netns label: all up, drops exact per namespace, no call denied by the exporter's filter;
 #   - the probes answer as the kubelet asks them; the log is logfmt;
 #   - SIGTERM (`podman pod stop`: 4.3's `kube down` kills at once) ends it within
 #     terminationGracePeriodSeconds with exit 0; none of its BPF programs, links or maps
@@ -328,12 +330,74 @@ down() {
 }
 DOWN_MS=
 
+# reload NAME NS: the ConfigMap's file changed where the runtime keeps the volume's data (as
+# the kubelet updates a mounted ConfigMap), then SIGHUP: every collector takes the netns label
+# and restarts, with the pod's privileges and under the exporter's own seccomp filter. Then
+# every collector up, NS's NO_SOCKET drops exact under its netns label, and no kernel record of
+# a call the filter denied (docs/security.md#seccomp).
+reload() {
+	local name=$1 ns=$2 cm mp src ini serial c n
+	cm=$(spec "$name" '.spec.volumes[] | select(.configMap) | .name')
+	mp=$(spec "$name" ".spec.containers[0].volumeMounts[] | select(.name == \"$cm\") | .mountPath")
+	src=$(podman inspect -f '{{range .Mounts}}{{.Destination}} {{.Source}}{{"\n"}}{{end}}' "$CTR" |
+		awk -v m="$mp" '$1 == m { print $2 }')
+	ini=$src/$(jq -r '.data | keys[] | select(endswith(".ini"))' "$TMP/$name.cm.json")
+	if [ -z "$src" ] || [ ! -w "$ini" ]; then
+		not_ok "$name: the ConfigMap's volume ($mp) on the host" "$src"
+		return 1
+	fi
+	# Each collector's default labels and netns: its section's labels line replaced, or added.
+	awk -v spec="drops=reason,family,protocol retrans=family,kind,cause,state
+		resets=family,reason,state connections=family,direction,outcome rtt=family" '
+		BEGIN {
+			n = split(spec, a, /[ \t\n]+/)
+			for (i = 1; i <= n; i++) if (split(a[i], kv, "=") == 2) want[kv[1]] = kv[2]
+		}
+		/^\[/ {
+			sec = $0
+			if (!sub(/^\[collector\./, "", sec) || !sub(/\].*/, "", sec)) sec = ""
+			print
+			if (sec in want) { print "labels = " want[sec] ",netns"; seen[sec] = 1 }
+			next
+		}
+		(sec in want) && /^labels[ \t]*=/ { next }
+		{ print }
+		END {
+			for (c in want) if (!(c in seen))
+				printf "[collector.%s]\nlabels = %s,netns\n", c, want[c]
+		}' "$ini" >"$TMP/$name.reload.ini" && cat "$TMP/$name.reload.ini" >"$ini"
+	serial=$(dmesg | sed -n 's/.*audit([0-9.]*:\([0-9]*\)).*/\1/p' | tail -n 1)
+	n=$(podman logs "$CTR" 2>&1 | grep -c 'reload: .* applied')
+	kill -HUP "$PID"
+	for _ in $(seq 300); do
+		[ "$(podman logs "$CTR" 2>&1 | grep -c 'reload: .* applied')" -gt "$n" ] && break
+		sleep 0.1
+	done
+	check "$name: reload (SIGHUP) applied" bash -c "podman logs $CTR 2>&1 | tail -n 20 |
+		grep -q 'reload: .* applied\"\$'"
+	check_eq "$name: reload: every collector restarted" 5 \
+		"$(podman logs "$CTR" 2>&1 | grep -c 'reload: collector .* (re)started')"
+	scrape "$TMP/$name.m1" "$URL"
+	for c in drops retrans resets rtt connections; do
+		check_eq "$name: reload: collector $c up" 1 \
+			"$(fsum "$TMP/$name.m1" "^netstack_collector_up[{]collector=\"$c\"[}]")"
+	done
+	drops_equal "$name: reload" "$ns" ipv6 "netns=\"$(netns_inode "$ns")\""
+	check_eq "$name: reload: no call denied (type=1326 audit records of PID $PID)" "" \
+		"$(dmesg | grep -a 'type=1326' | grep -a " pid=$PID " |
+			awk -v s="${serial:-0}" 'match($0, /audit\([0-9.]*:[0-9]*\)/) {
+				a = substr($0, RSTART, RLENGTH); sub(/.*:/, "", a)
+				if (a + 0 > s + 0 && match($0, / syscall=[0-9]+/)) print substr($0, RSTART + 1, RLENGTH - 1)
+			}' | paste -sd' ')"
+}
+
 # ---- 1. the base -----------------------------------------------------------------------------------
 netns_add "pq$$"
 if render base deploy/kubernetes && play base; then
 	checks base
 	# The shipped labels name no namespace: IPv6, where other tests on the host drop less.
 	drops_equal base "pq$$" ipv6
+	reload base "pq$$"
 	logfmt base
 	down base
 	BASE_READY=$READY_MS

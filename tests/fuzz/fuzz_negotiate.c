@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = 0; /* headers reach us NUL-terminated */
-	f = negotiate_format(s);
+	/* Refused (406) or not, the format is one of the three. */
+	(void)negotiate_format(s, &f);
 	if (f != FORMAT_PROMETHEUS && f != FORMAT_OPENMETRICS && f != FORMAT_PROTOBUF)
 		abort();
 	if (!format_content_type(f))

@@ -6,7 +6,8 @@
 #     fires and one where it does not;
 #   - the tests can fail: the rules with the spike's absolute floor removed, its baseline factor
 #     removed, or the new-reason alert's "monitored a day ago" condition removed, fail them
-#     (the quiet node, the busy node and the new node cases); the same for the reset spike
+#     (the quiet node, the busy node and the new node cases), and so do rules that leave
+#     NOT_SPECIFIED out (the 5.10 node, where every drop has that reason); the same for the reset spike
 #     (and its baseline without the 0 for a new reason, or without "monitored an hour before"),
 #     and the connection failure ratio without its minimum of attempts or its 0, and the slow
 #     handshakes without their minimum rate or their threshold;
@@ -82,6 +83,9 @@ mutant "spike without the absolute floor (quiet node b pages)" \
 mutant "spike without the baseline factor (busy node c pages)" \
 	's/> 5 \* instance_reason:netstack_skb_drops:rate5m_baseline6h/> 0 * instance_reason:netstack_skb_drops:rate5m_baseline6h/' \
 	'instance="c"' 'drop reason spike'
+mutant "drops by reason without NOT_SPECIFIED (5.10 node k510 never pages)" \
+	's/\(rate\(netstack_skb_drops_total\[5m\]\)\)/(rate(netstack_skb_drops_total{reason!="NOT_SPECIFIED"}[5m]))/' \
+	'instance="k510"' 'drop spike on a kernel without drop reasons (5.10)'
 mutant "new reason without 'monitored a day ago' (new node b pages)" \
 	's/\n\s*and on \(job, instance, node\)\n\s*max_over_time\(netstack_collector_up\{collector="drops"\}\[1h\] offset 1d\) == 1//' \
 	'instance="b"' 'new drop reason'

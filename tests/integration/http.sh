@@ -79,6 +79,16 @@ bad=$(awk 'NR == FNR { if ($2 == "TYPE" && $4 == "counter") c[$3] = 1; next }
 check_eq "OpenMetrics counter samples keep _total" "" "$bad"
 check_eq "Prometheus 2.42's Accept header gets OpenMetrics" "$OM_TYPE" \
 	"$(fetch omprom -H "Accept: $PROM_ACCEPT" "$U/metrics" >/dev/null; header omprom Content-Type)"
+# Several Accept lines are one list (RFC 9110); q=0 excludes text whatever wildcard matches it,
+# and with nothing acceptable left the answer is 406.
+check_eq "two Accept lines: OpenMetrics named in the second" "$OM_TYPE" \
+	"$(fetch om2 -H 'Accept: application/json' -H 'Accept: application/openmetrics-text' \
+		"$U/metrics" >/dev/null; header om2 Content-Type)"
+check_eq "Accept: */* then text/plain;q=0 on another line: not text" "$OM_TYPE" \
+	"$(fetch om3 -H 'Accept: */*' -H 'Accept: text/plain;q=0' "$U/metrics" >/dev/null
+	header om3 Content-Type)"
+check_eq "Accept: text/plain;q=0 alone: 406" 406 \
+	"$(fetch none -H 'Accept: text/plain;q=0' "$U/metrics")"
 
 # ---- gzip ----
 check_eq "gzip status" 200 "$(fetch gz -H 'Accept-Encoding: gzip' "$U/metrics")"

@@ -17,7 +17,8 @@
 #      start and stop); keys only a restart applies are named in the log.
 #   7. The pod-labels overlay's privileges, rendered by kustomize: the exporter with exactly its
 #      capabilities, as uid 65534, in a PID namespace of its own (no hostPID), names both pods'
-#      namespace, pod, container and process: the kernel walks the processes, not /proc.
+#      namespace, pod, container and process: the kernel walks the processes, not /proc; again
+#      with the walk of kernels without bpf_loop (NETSTACK_TASK_WALK=chunked: tail calls).
 # schedule: serial each
 # why: the node-wide __gone__ remainder takes other scripts' namespaces
 # shellcheck source=tests/lib.sh
@@ -58,15 +59,31 @@ pod_netns() {
 	EOF
 	[ -n "$2" ] || return 0
 	mkdir -p "$2" && on_exit "rmdir -p --ignore-fail-on-non-empty $2"
-	# Its command name (the process label) is the namespace's: sleep, through a link.
+	# Its command name (the process label) is the namespace's: sleep, through a link. It is the
+	# namespace's only process whenever a check reads `process` (the label names the
+	# lowest-numbered one, and process IDs wrap); it sleeps for as long as the script runs.
 	ln -sf "$(command -v sleep)" "$TMP/$1"
-	ip netns exec "$1" "$TMP/$1" 1000 &
+	ip netns exec "$1" "$TMP/$1" infinity &
 	local pid=$!
 	on_exit "kill $pid"
 	echo "$pid" >"$2/cgroup.procs"
 }
 nft_drops() { ip netns exec "$1" nft list counter inet podtest dropped | awk '/packets/ { print $2 }'; }
 flood() { ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 "$PORT" "$2" >/dev/null; }
+# named NS INO NAMESPACE POD: wait until a scan after the pod list has named NS's pod, so that
+# the drops that follow are scraped with its labels: a datagram at a time to a closed port in NS
+# (a NO_SOCKET drop: the checks count NETFILTER_DROP) until its series carries them. The list
+# starts a scan at once, but a busy machine keeps no fixed pause.
+# shellcheck disable=SC2317 # called through check
+named() {
+	local re="^$M[{]reason=\"NO_SOCKET\".*netns=\"$2\",namespace=\"$3\",pod=\"$4\""
+	for _ in $(seq 100); do
+		sum_ge "$re" 1 && return 0
+		ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 9 1 >/dev/null
+		sleep 0.1
+	done
+	sum_ge "$re" 1
+}
 
 # -- fixtures ----------------------------------------------------------------------------------
 UID_A=$(uuid) UID_B=$(uuid) CID_A=$(cid) CID_B=$(cid)
@@ -123,7 +140,8 @@ check "pod list fetched and both pods known" wait_for '^netstack_pods_known$' 2
 INO_A=$(netns_inode "$NSA")
 INO_B=$(netns_inode "$NSB")
 # Both namespaces resolved before any drop: the series are born with their pod labels.
-sleep 1.5
+check "pod A named before its drops" named "$NSA" "$INO_A" team-a web-a
+check "pod B named before its drops" named "$NSB" "$INO_B" team-b db-b
 flood "$NSA" $N
 flood "$NSB" $((N * 2))
 DA=$(nft_drops "$NSA")
@@ -138,7 +156,7 @@ check_eq "pod A (cgroupfs layout) drops carry its labels, equal nft" "$DA" \
 check_eq "pod B (systemd layout) drops carry its labels, equal nft" "$DB" \
 	"$(fsum "$TMP/s1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]")"
 check_eq "no pod A drops under other labels" "$DA" \
-	"$(fsum "$TMP/s1" "^$M[{].*netns=\"$INO_A\"")"
+	"$(fsum "$TMP/s1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\"")"
 # Host: UDP to a closed port on the host's loopback is NO_SOCKET in the host namespace.
 "$UDPFLOOD" 127.0.0.1 9 $N >/dev/null
 wait_for "^$M[{]reason=\"NO_SOCKET\",family=\"ipv4\",protocol=\"udp\",netns=\"$(stat -L -c %i /proc/self/ns/net)\",namespace=\"\",pod=\"\",container=\"\"[}]" $N 5
@@ -187,13 +205,16 @@ seen=$(wc -l <"$API_LOG")
 start_exporter --config "$(config kubelet "" 'source = kubelet' "kubelet_url = $API_URL/api/v1/pods")" ||
 	exit 1
 check "kubelet source: pods known" wait_for '^netstack_pods_known$' 2
-sleep 1.5 # a scan after the pod list (every refresh_seconds; no metric counts scans)
+check "kubelet source: pod B named" named "$NSB" "$INO_B" team-b db-b
 flood "$NSB" 40
 wait_for "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]" 40 5
 scrape "$TMP/k1"
 check_eq "kubelet source: pod B's drops carry its labels" 40 \
 	"$(fsum "$TMP/k1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\"[}]")"
-ge "kubelet source: polled every refresh_seconds" "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET list')" 2
+# A second poll a refresh_seconds (1 s) after the first: waited for, not assumed by now.
+polls() { tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET list'; }
+wait_until 5 eval '[ "$(polls)" -ge 2 ]'
+ge "kubelet source: polled every refresh_seconds" "$(polls)" 2
 check_eq "kubelet source: never watched" 0 "$(tail -n +$((seen + 1)) "$API_LOG" | grep -c '^GET watch')"
 stop_exporter
 
@@ -237,7 +258,8 @@ printf '%s\n' '[collector.retrans]' 'enabled = false' '[collector.rtt]' 'enabled
 	'[collector.drops]' 'labels = reason,family,protocol,netns' 'pod_labels = namespace,pod' \
 	'[pods]' 'source = none' "max_series = $MAXS" 'refresh_seconds = 1' >"$cfg"
 start_exporter --config "$cfg" || exit 1
-sleep 1.5 # the resolver has seen the namespaces
+# A first walk done (the namespaces have no process: it names none of them).
+check "cap: the resolver walked" wait_for '^netstack_pods_resolver_up$' 1
 # Totals as deltas over a short window: other nftables drops on the host stay out of it.
 scrape "$TMP/c0"
 for ns in "${CAPNS[@]}"; do flood "$ns" 20; done
@@ -270,7 +292,8 @@ check "TCP collectors: pod B known" wait_for '^netstack_pods_known$' 1
 TPORT=5600
 ip netns exec "$NSB" nft add rule inet podtest input tcp dport $TPORT numgen random mod 20 == 0 drop
 ip netns exec "$NSB" "$TCPBULK" sink 127.0.0.1 $TPORT >"$TMP/sink.out" &
-on_exit "kill $!"
+SINK=$!
+on_exit "kill $SINK 2>/dev/null"
 wait_grep "$TMP/sink.out" '^listening' 5
 ip netns exec "$NSB" "$TCPBULK" send 127.0.0.1 $TPORT 2 >/dev/null
 check "RTT samples in pod B carry its namespace and pod" \
@@ -281,6 +304,10 @@ scrape "$TMP/t1"
 check "no TCP series keeps the raw netns label" bash -c "! grep -q '^netstack_tcp_r.*netns=' '$TMP/t1'"
 promtool_ok "promtool accepts the pod-labelled TCP exposition" "$TMP/t1"
 stop_exporter
+# Pod B's namespace keeps only the pod's process: a sink still there would name the `process`
+# label of the overlay's checks whenever its process ID is the lower (after a wrap of them).
+kill "$SINK"
+wait "$SINK" 2>/dev/null
 
 # -- 6. reloads keep pod labels; [sampling] applies; restart-only keys are named ---------------------
 : >"$TMP/events.jsonl" # no DELETED event this time
@@ -289,7 +316,7 @@ RCFG=$(config reload "$API_URL")
 cp "$RCFG" "$TMP/reload.base"
 start_exporter --config "$RCFG" || exit 1
 check "reload: pod B known" wait_for '^netstack_pods_known$' 2
-sleep 1.5 # a scan after the pod list
+check "reload: pod B named" named "$NSB" "$INO_B" team-b db-b
 hup() { # wait until the log has one more reload verdict
 	local n
 	n=$(grep -c 'reload: .*\(applied\|keeping the running\)' "$EXPORTER_LOG")
@@ -380,7 +407,7 @@ hup
 check "refresh_seconds changed: the resolver restarted with it" \
 	grep -q 'pods: resolving network namespaces every 2s' "$EXPORTER_LOG"
 check "... pod B known again" wait_for '^netstack_pods_known$' 2
-sleep 2.5 # a scan after the pod list, every 2 s now
+check "... pod B named again" named "$NSB" "$INO_B" team-b db-b
 labelled "after the resolver restarted" 15
 # pod_labels narrowed: new filters, the drops collector itself untouched.
 sed -e 's/^refresh_seconds = 1$/refresh_seconds = 2/' \
@@ -399,8 +426,9 @@ check "exporter still running after the reloads" kill -0 "$EXPORTER_PID"
 stop_exporter
 
 # -- 7. the pod-labels overlay's privileges ------------------------------------------------------
-overlay_pod() {
-	local ovl caps exp ds
+overlay_pod() { # [chunked]: the walk kernels without bpf_loop run (NETSTACK_TASK_WALK)
+	local ovl caps exp ds O=overlay
+	[ "${1:-}" = chunked ] && O="overlay, chunked walk"
 	for tool in kubectl jq unshare setpriv capsh; do
 		command -v "$tool" >/dev/null || {
 			echo "!!!!! overlay: needs $tool !!!!!" >&2
@@ -412,10 +440,10 @@ overlay_pod() {
 	ovl=$(mktemp -d /tmp/netstack-overlay.XXXXXX) && chmod 755 "$ovl" && on_exit "rm -r $ovl"
 	ds=$(kubectl kustomize deploy/kubernetes/overlays/pod-labels | yaml2json |
 		jq -c '.[] | select(.kind == "DaemonSet") | .spec.template.spec')
-	check_eq "overlay: no hostPID" false "$(jq '.hostPID // false' <<<"$ds")"
+	check_eq "$O: no hostPID" false "$(jq '.hostPID // false' <<<"$ds")"
 	caps=$(jq -r '.containers[0].securityContext.capabilities.add | map("+" + ascii_downcase) |
 		join(",")' <<<"$ds")
-	check_eq "overlay: adds capabilities ($caps), drops" '["ALL"]' \
+	check_eq "$O: adds capabilities ($caps), drops" '["ALL"]' \
 		"$(jq -c '.containers[0].securityContext.capabilities.drop' <<<"$ds")"
 	install -m 644 "$TMP/token" "$TMP/cert.pem" "$ovl/"
 	sed -e "s|$TMP/|$ovl/|" -e 's/^pod_labels = .*/pod_labels = namespace,pod,container,process,netns/' \
@@ -428,8 +456,8 @@ overlay_pod() {
 	printf '\t--bounding-set=-all,%s --no-new-privs %s "$@"\n' "$caps" "$(realpath "$EXPORTER")" \
 		>>"$ovl/run"
 	chmod +x "$ovl/run"
-	EXPORTER=$ovl/run start_exporter --config "$ovl/overlay.ini" || {
-		not_ok "overlay: the exporter starts with the overlay's privileges"
+	NETSTACK_TASK_WALK=${1:-} EXPORTER=$ovl/run start_exporter --config "$ovl/overlay.ini" || {
+		not_ok "$O: the exporter starts with the overlay's privileges"
 		return
 	}
 	# unshare forked it: the exporter is its only child, init of the new PID namespace. unshare
@@ -437,15 +465,17 @@ overlay_pod() {
 	exp=$(cat "/proc/$EXPORTER_PID/task/$EXPORTER_PID/children")
 	exp=${exp% }
 	on_exit "kill $exp"
-	check_eq "overlay: runs as uid 65534" 65534 "$(awk '$1 == "Uid:" { print $2 }' "/proc/$exp/status")"
-	check_eq "overlay: holds exactly the overlay's capabilities" \
+	check_eq "$O: runs as uid 65534" 65534 "$(awk '$1 == "Uid:" { print $2 }' "/proc/$exp/status")"
+	check_eq "$O: holds exactly the overlay's capabilities" \
 		"$(tr , '\n' <<<"${caps//+/cap_}" | sort | paste -sd,)" \
 		"$(capsh --decode="$(awk '$1 == "CapEff:" { print $2 }' "/proc/$exp/status")" |
 			sed 's/.*=//' | tr , '\n' | sort | paste -sd,)"
-	check "overlay: in a PID namespace of its own" \
+	check "$O: in a PID namespace of its own" \
 		test "$(readlink "/proc/$exp/ns/pid")" != "$(readlink /proc/self/ns/pid)"
-	check "overlay: pods known" wait_for '^netstack_pods_known$' 2
-	check "overlay: the kernel's process walk works" wait_for '^netstack_pods_resolver_up$' 1
+	check "$O: pods known" wait_for '^netstack_pods_known$' 2
+	check "$O: the kernel's process walk works" wait_for '^netstack_pods_resolver_up$' 1
+	[ "${1:-}" = chunked ] && check "$O: the walk runs in chunks of tail calls" \
+		grep -q 'pods: no bpf_loop .*chunks of tail calls' "$EXPORTER_LOG"
 	# Until a walk after the pod list has named both pods: a datagram at a time, until its drop
 	# carries the pod's labels (a fixed pause was too short on a busy machine).
 	for ns in "$NSA:$INO_A:team-a:web-a:app-a" "$NSB:$INO_B:team-b:db-b:app-b"; do
@@ -456,7 +486,7 @@ overlay_pod() {
 			flood "$p_ns" 1
 			sleep 0.2
 		done
-		check "overlay: $p_pod's drops carry its labels once a walk has named it" sum_ge "$re" 1
+		check "$O: $p_pod's drops carry its labels once a walk has named it" sum_ge "$re" 1
 	done
 	scrape "$TMP/o0"
 	flood "$NSA" 20
@@ -464,15 +494,17 @@ overlay_pod() {
 	wait_for "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\",process=\"$NSA\"[}]" $(($(fsum "$TMP/o0" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\",process=\"$NSA\"[}]") + 20)) 5
 	wait_for "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\",process=\"$NSB\"[}]" $(($(fsum "$TMP/o0" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\",process=\"$NSB\"[}]") + 30)) 5
 	scrape "$TMP/o1"
-	check_eq "overlay: pod A's drops carry its namespace, pod, container and process" 20 \
+	check_eq "$O: pod A's drops carry its namespace, pod, container and process" 20 \
 		"$(delta "$TMP/o0" "$TMP/o1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_A\",namespace=\"team-a\",pod=\"web-a\",container=\"app-a\",process=\"$NSA\"[}]")"
-	check_eq "overlay: pod B's drops carry its namespace, pod, container and process" 30 \
+	check_eq "$O: pod B's drops carry its namespace, pod, container and process" 30 \
 		"$(delta "$TMP/o0" "$TMP/o1" "^$M[{]reason=\"NETFILTER_DROP\".*netns=\"$INO_B\",namespace=\"team-b\",pod=\"db-b\",container=\"app-b\",process=\"$NSB\"[}]")"
-	check_eq "overlay: no walk failed" 0 "$(fsum "$TMP/o1" '^netstack_pods_scan_errors_total')"
+	check_eq "$O: no walk failed" 0 "$(fsum "$TMP/o1" '^netstack_pods_scan_errors_total')"
 	kill "$exp"
 	wait "$EXPORTER_PID"
 }
 : >"$TMP/events.jsonl"
 start_api ok || exit 1
 overlay_pod
+# The same with the walk of kernels before 5.17 (no bpf_loop: tail-called chunks).
+overlay_pod chunked
 finish

@@ -120,6 +120,12 @@ fi
 
 # ---- scrape health ----
 check_eq "PromQL up{job=\"netstack\"}" 1 "$(first_value "$(prom_query 'up{job="netstack"}')")"
+# Not only now: every scrape since the start succeeded (a refused one leaves up 0, and every
+# series stale, for a second).
+scrapes=$(first_value "$(prom_query 'count_over_time(up{job="netstack"}[10m])')")
+check "Prometheus scraped it throughout ($scrapes scrapes)" gt "$scrapes" 5
+check_eq "up was 1 at every scrape (min_over_time)" 1 \
+	"$(first_value "$(prom_query 'min_over_time(up{job="netstack"}[10m])')")"
 samples=$(first_value "$(prom_query 'scrape_samples_scraped{job="netstack"}')")
 check "scrape_samples_scraped > 0 ($samples)" gt "$samples" 0
 # Against the exposition: drop series only ever appear (counters stay in the maps), so a

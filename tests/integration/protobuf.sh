@@ -205,7 +205,7 @@ scrape_configs:
 EOF
 prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom-data" \
 	--web.listen-address="127.0.0.1:$PROM_PORT" --enable-feature=native-histograms \
-	>"$TMP/prometheus.log" 2>&1 &
+	--log.level=debug >"$TMP/prometheus.log" 2>&1 &
 PROM_PID=$!
 on_exit "kill $PROM_PID; wait $PROM_PID"
 prom_value() { # PROMQL: the value of the first sample of an instant query
@@ -246,4 +246,11 @@ check_eq "Prometheus: an empty native histogram is native (no observation yet)" 
 check_eq "Prometheus 2.42: no classic series of a native histogram" 0 \
 	"$(prom_value 'count(t_seconds_bucket{job="sample"}) or vector(0)')"
 check_eq "Prometheus: pbsample's counter" 5 "$(prom_value 'c_total{job="sample"}')"
+# Every scrape of the exporter since the start succeeded: up 1 at each, and no refused append
+# ("Append failed", a debug line) or other scrape error naming it in Prometheus's log.
+gt "Prometheus: scraped the exporter" "$(prom_value 'count_over_time(up{job="netstack"}[10m])')" 0
+check_eq "Prometheus: up was 1 at every scrape of the exporter (min_over_time)" 1 \
+	"$(prom_value 'min_over_time(up{job="netstack"}[10m])')"
+check_eq "Prometheus: its log names no error for the exporter" "" \
+	"$(grep -F "target=$EXPORTER_URL/metrics" "$TMP/prometheus.log" | head -n 2 | cut -c 1-500)"
 finish

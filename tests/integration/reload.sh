@@ -254,4 +254,41 @@ check_eq "... nothing listens on the new one" 0 "$(ss -Hltn "sport = :$OTHER" | 
 check_eq "... the listening socket went through it all: one LISTEN socket" 1 \
 	"$(ss -Hltn "sport = :$PORT" | wc -l)"
 check "exporter still running after the TLS reloads" kill -0 "$EXPORTER_PID"
+
+# ---- rtt restarted by a reload: connections open before start stay covered ----
+# The start-up pass turned RTT callbacks on in every namespace (setns, before the capabilities
+# were dropped); a reload cannot enter them again, but the callbacks are the sockets' own and
+# stay on: the gauge must not say a gap that is not there, and the connection stays measured.
+stop_exporter
+NSR=nsrttrl$$
+netns_add "$NSR" || not_ok "a second network namespace"
+INO_R=$(netns_inode "$NSR")
+# One connection, made before the exporter starts, then a byte there and back every 50 ms.
+ip netns exec "$NSR" /usr/bin/python3 -c '
+import socket, time
+srv = socket.create_server(("127.0.0.1", 5431))
+cli = socket.create_connection(("127.0.0.1", 5431))
+peer, _ = srv.accept()
+print("connected", flush=True)
+while True:
+	cli.sendall(b"x"); peer.recv(1); peer.sendall(b"y"); cli.recv(1); time.sleep(0.05)
+' >"$TMP/pinger.out" 2>&1 &
+on_exit "kill $!"
+wait_until 10 grep -qs connected "$TMP/pinger.out" || not_ok "a connection before start"
+RTTN="^netstack_tcp_rtt_seconds_count\\{family=\"ipv4\",netns=\"$INO_R\"\\}$"
+COVERED='^netstack_tcp_rtt_existing_sockets_covered$'
+printf '[collector.drops]\nenabled = false\n[collector.rtt]\nlabels = family,netns\n' >"$INI"
+start_exporter --config "$INI" || not_ok "exporter with rtt starts"
+check_eq "rtt at start: connections open before start covered" 1 "$(scrape_sum "$COVERED")"
+check "... the one in $NSR is measured" wait_until 10 sum_ge "$RTTN" 1
+printf '[collector.drops]\nenabled = false\n[collector.rtt]\nlabels = family,netns\nmax_series = 512\n' >"$INI"
+hup
+check_eq "a reload restarted rtt" 1 "$(grep -c 'reload: collector rtt (re)started' "$EXPORTER_LOG")"
+check_eq "... connections open before start still covered" 1 "$(scrape_sum "$COVERED")"
+check "... no warning from rtt" bash -c "! grep -q 'level=warn msg=\"rtt:' '$EXPORTER_LOG'"
+check "... the log says what a reload covers" \
+	grep -q 'rtt: restarted, its pass over open connections partial (.*CAP_SYS_ADMIN, dropped at start).*Connections open before the exporter started keep' \
+	"$EXPORTER_LOG"
+check "... and the connection in $NSR is still measured (counts restart with the collector)" \
+	wait_until 10 sum_ge "$RTTN" 1
 finish

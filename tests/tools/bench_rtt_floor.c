@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bench_rtt_floor [CGROUP]: attach the floor sockops program of tests/bench/rtt_floor.bpf.c
- * to the cgroup2 root (or CGROUP), print its program id on stdout, stay attached until
- * SIGTERM or SIGINT, then detach.
+ * bench_rtt_floor [--classic] [CGROUP]: attach the floor sockops program of
+ * tests/bench/rtt_floor.bpf.c (or with --classic its reference, the classic-only RTT program of
+ * the tree before cells) to the cgroup2 root (or CGROUP), print its program id on stdout, stay
+ * attached until SIGTERM or SIGINT, then detach.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,12 +46,17 @@ int main(int argc, char **argv)
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
 	struct rtt_floor_bpf *skel;
+	struct bpf_program *prog;
+	struct bpf_link **link;
 	char cgroup[PATH_MAX];
 	int err, sig, cgroup_fd;
+	bool classic = argc > 1 && !strcmp(argv[1], "--classic");
 	sigset_t sigs;
 
+	argc -= classic;
+	argv += classic;
 	if (argc > 2 || (argc == 2 && strlen(argv[1]) >= sizeof(cgroup))) {
-		fprintf(stderr, "usage: bench_rtt_floor [CGROUP]\n");
+		fprintf(stderr, "usage: bench_rtt_floor [--classic] [CGROUP]\n");
 		return 2;
 	}
 	if (argc == 2) {
@@ -69,22 +76,33 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_rtt_floor: cannot open %s: %s\n", cgroup, strerror(errno));
 		return 1;
 	}
-	skel = rtt_floor_bpf__open_and_load();
+	skel = rtt_floor_bpf__open();
+	if (skel) {
+		bpf_program__set_autoload(
+			classic ? skel->progs.tcp_rtt_floor : skel->progs.tcp_rtt_classic, false);
+		bpf_map__set_max_entries(skel->maps.classic_by_family,
+					 classic ? libbpf_num_possible_cpus() : 1);
+		if (rtt_floor_bpf__load(skel)) {
+			rtt_floor_bpf__destroy(skel);
+			skel = NULL;
+		}
+	}
 	if (!skel) {
 		err = -errno;
 		fprintf(stderr, "bench_rtt_floor: cannot load BPF program: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	skel->links.tcp_rtt_floor =
-		bpf_program__attach_cgroup(skel->progs.tcp_rtt_floor, cgroup_fd);
-	if (!skel->links.tcp_rtt_floor) {
+	prog = classic ? skel->progs.tcp_rtt_classic : skel->progs.tcp_rtt_floor;
+	link = classic ? &skel->links.tcp_rtt_classic : &skel->links.tcp_rtt_floor;
+	*link = bpf_program__attach_cgroup(prog, cgroup_fd);
+	if (!*link) {
 		err = -errno;
 		fprintf(stderr, "bench_rtt_floor: cannot attach sockops to %s: %s\n", cgroup,
 			strerror(-err));
 		goto cleanup;
 	}
 	memset(&info, 0, sizeof(info));
-	err = bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.tcp_rtt_floor), &info, &len);
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len);
 	if (err) {
 		err = -errno;
 		fprintf(stderr, "bench_rtt_floor: cannot read program info: %s\n", strerror(-err));

@@ -126,7 +126,13 @@ def main():
         fields = dict(x.split('=', 1) for x in ('schema=' + rest).split(' '))
         base = key.split('{')[0]
         count_key = base + '_count' + key[len(base):]
-        total = int(fields['zero_count']) + int(fields['total'])
+        # The zero bucket plus the buckets, from the buckets themselves (pbdecode's "total"
+        # already holds zero_count: adding it again failed every observation of 0).
+        buckets = [b for b in fields['buckets'].split(',') if b]
+        total = int(fields['zero_count']) + sum(int(b.split(':')[1]) for b in buckets)
+        if total != int(fields['total']):
+            nbad.append('%s: zero_count + buckets %d, pbdecode\'s total %s'
+                        % (key, total, fields['total']))
         if total != int(fields['count']):
             nbad.append('%s: zero_count + buckets %d, count %s' % (key, total, fields['count']))
         if count_key not in pb[1] or pb[1][count_key][1] != total:

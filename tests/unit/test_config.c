@@ -843,7 +843,10 @@ static void test_collector_options_compared(void)
 		CHECK(collector_opts_equal(&b.collectors[i], &d.collectors[i]));
 }
 
-/* [collector.rtt] native_schema: off or 0..5, a bad value named with its file and line. */
+/*
+ * [collector.rtt] native_schema: off or 0..3 (the kernel's cells are schema 3), a bad value named
+ * with its file and line.
+ */
 static void test_rtt_native_schema(void)
 {
 	struct config a, b, d;
@@ -858,11 +861,13 @@ static void test_rtt_native_schema(void)
 	EXPECT_OK(&b, "[collector.rtt]\nnative_schema = 0\n");
 	CHECK(!collector_opts_equal(&a.collectors[collector_index("rtt")],
 				    &b.collectors[collector_index("rtt")]));
-	EXPECT_OK(&b, "[collector.rtt]\nnative_schema = 5\n");
-	EXPECT_ERROR("[collector.rtt]\n\nnative_schema = 6\n", 3,
-		     "native_schema: expected off or a schema from 0 to 5, got '6'");
+	EXPECT_OK(&b, "[collector.rtt]\nnative_schema = 2\n");
+	EXPECT_ERROR("[collector.rtt]\n\nnative_schema = 4\n", 3,
+		     "native_schema: expected off or a schema from 0 to 3 (the kernel counts at "
+		     "schema 3), got '4'");
 	EXPECT_ERROR("[collector.rtt]\nnative_schema = on\n", 2,
-		     "native_schema: expected off or a schema from 0 to 5, got 'on'");
+		     "native_schema: expected off or a schema from 0 to 3 (the kernel counts at "
+		     "schema 3), got 'on'");
 }
 
 /* [collector.connections] native_schema: off or 0..3 (the kernel's cells resolve schema 3). */

@@ -11,8 +11,10 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "collectors/histogram.h"
+#include "metrics/prometheus.pb-c.h"
 
 /* Exact integers to 2^640: u^32 (schema 5's power would be more, schema 3's is u^8). */
 #define BN_WORDS 20
@@ -243,6 +245,109 @@ static void test_counts_agree(void)
 	CHECK(sc == total && sn + zero == total);
 }
 
+/* A text exposition's value of the first line that starts with prefix; -1 if none. */
+static double text_value(const struct mbuf *b, const char *prefix)
+{
+	const char *p = b->data, *end = b->data + b->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp = nl;
+
+		if (!nl)
+			break;
+		while (sp > p && sp[-1] != ' ')
+			sp--;
+		if (!strncmp(p, prefix, strlen(prefix)))
+			return strtod(sp, NULL);
+		p = nl + 1;
+	}
+	return -1;
+}
+
+static void render(const struct hist_layout *l, const uint64_t *h, enum metric_format f,
+		   struct mbuf *b)
+{
+	struct labels lab = { 0 };
+	struct expo e;
+
+	mbuf_reset(b);
+	labels_add(&lab, "family", "ipv4");
+	expo_init(&e, b, f);
+	expo_family(&e, "t_seconds", METRIC_HISTOGRAM, "t");
+	hist_render(&e, &lab, l, h);
+	expo_finish(&e);
+}
+
+/*
+ * Every format, every schema, cells of all sizes: text and OpenMetrics say _count = +Inf bucket,
+ * protobuf sample_count = the last classic bucket = zero bucket + native buckets.
+ */
+static void test_formats(void)
+{
+	static struct hist_layout l;
+	uint64_t h[HIST_SIZE] = { 0 }, total = 0;
+	struct mbuf b = { 0 };
+	uint32_t x = 362436069u;
+	unsigned bad = 0;
+
+	make_bounds();
+	for (int k = 0; k < 4000; k++) {
+		unsigned c = hist_cell_of(xorshift(&x) >> (x & 31));
+
+		h[c] += x & 0xffff;
+		total += x & 0xffff;
+	}
+	h[HIST_ZERO_CELL] += 5;
+	total += 5;
+	for (int s = HIST_NATIVE_OFF; s <= HIST_SCHEMA; s++) {
+		Io__Prometheus__Client__MetricFamily *f;
+		const uint8_t *p;
+		uint64_t len = 0, native = 0;
+		int shift = 0;
+
+		CHECK(hist_layout_init(&l, rtt_bounds, 24, s) == 0);
+		for (int fmt = FORMAT_PROMETHEUS; fmt <= FORMAT_OPENMETRICS; fmt++) {
+			render(&l, h, fmt, &b);
+			bad += text_value(&b, "t_seconds_count") != (double)total ||
+			       text_value(&b, "t_seconds_bucket{family=\"ipv4\",le=\"+Inf\"}") !=
+				       (double)total;
+		}
+		render(&l, h, FORMAT_PROTOBUF, &b);
+		p = (const uint8_t *)b.data;
+		do {
+			len |= (uint64_t)(*p & 0x7f) << shift;
+			shift += 7;
+		} while (*p++ & 0x80);
+		f = io__prometheus__client__metric_family__unpack(NULL, len, p);
+		CHECK(f && f->n_metric == 1 && f->metric[0]->histogram);
+		if (!f || f->n_metric != 1 || !f->metric[0]->histogram)
+			continue;
+		{
+			const Io__Prometheus__Client__Histogram *hg = f->metric[0]->histogram;
+			int64_t run = 0;
+
+			for (size_t i = 0; i < hg->n_positive_delta; i++)
+				native += (uint64_t)(run += hg->positive_delta[i]);
+			if (hg->sample_count != total || hg->n_bucket != 24 ||
+			    hg->bucket[23]->cumulative_count > total)
+				fprintf(stderr, "  schema %d: count %llu of %llu, %zu buckets\n", s,
+					(unsigned long long)hg->sample_count,
+					(unsigned long long)total, hg->n_bucket);
+			bad += hg->sample_count != total || hg->n_bucket != 24 ||
+			       hg->bucket[23]->cumulative_count > total;
+			if (s != HIST_NATIVE_OFF && hg->zero_count + native != total)
+				fprintf(stderr, "  schema %d: zero %llu + native %llu\n", s,
+					(unsigned long long)hg->zero_count,
+					(unsigned long long)native);
+			if (s != HIST_NATIVE_OFF)
+				bad += hg->zero_count + native != total;
+		}
+		io__prometheus__client__metric_family__free_unpacked(f, NULL);
+	}
+	mbuf_free(&b);
+	CHECK(bad == 0);
+}
+
 static void test_parse(void)
 {
 	char err[160];
@@ -265,6 +370,7 @@ int main(void)
 	RUN(test_layout);
 	RUN(test_resolve);
 	RUN(test_counts_agree);
+	RUN(test_formats);
 	RUN(test_parse);
 	CHECK_EXIT();
 }

@@ -530,48 +530,73 @@ static const char prometheus_accept[] =
 	"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
 	"q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
 
+/* The format negotiate_format picks, or -1 when it refuses the request (406). */
+static int nf(const char *accept)
+{
+	enum metric_format f;
+
+	return negotiate_format(accept, &f) ? (int)f : -1;
+}
+
 static void test_negotiate(void)
 {
-	CHECK(negotiate_format(prometheus_accept) == FORMAT_OPENMETRICS);
+	CHECK(nf(prometheus_accept) == FORMAT_OPENMETRICS);
 	/* Prometheus 3 also sends escaping= and a text/plain 1.0.0 entry. */
-	CHECK(negotiate_format("application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;"
-			       "q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,"
-			       "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,"
-			       "text/plain;version=0.0.4;q=0.3,*/*;q=0.2") == FORMAT_OPENMETRICS);
+	CHECK(nf("application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;"
+		 "q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,"
+		 "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,"
+		 "text/plain;version=0.0.4;q=0.3,*/*;q=0.2") == FORMAT_OPENMETRICS);
 	/* OpenMetrics disabled in Prometheus: text only. */
-	CHECK(negotiate_format("text/plain;version=0.0.4;q=1,*/*;q=0.1") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("text/html,application/xhtml+xml,application/xml;q=0.9,"
-			       "image/avif,image/webp,*/*;q=0.8") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;q=0") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;version=1.0.0;q=0.0,*/*;q=0.1") ==
+	CHECK(nf("text/plain;version=0.0.4;q=1,*/*;q=0.1") == FORMAT_PROMETHEUS);
+	CHECK(nf("text/html,application/xhtml+xml,application/xml;q=0.9,"
+		 "image/avif,image/webp,*/*;q=0.8") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;q=0") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;version=1.0.0;q=0.0,*/*;q=0.1") ==
 	      FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;version=0.0.1") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text") == FORMAT_OPENMETRICS);
-	CHECK(negotiate_format("application/openmetrics-text;version=\"1.0.0\"") ==
-	      FORMAT_OPENMETRICS);
+	CHECK(nf("application/openmetrics-text;version=0.0.1") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text") == FORMAT_OPENMETRICS);
+	CHECK(nf("application/openmetrics-text;version=\"1.0.0\"") == FORMAT_OPENMETRICS);
 	/* Text preferred over OpenMetrics, and a tie going to OpenMetrics. */
-	CHECK(negotiate_format("application/openmetrics-text;q=0.5,text/plain") ==
-	      FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;q=0.5,text/*;q=0.5") ==
-	      FORMAT_OPENMETRICS);
-	CHECK(negotiate_format(NULL) == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("   ,  , ") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("garbage;;;==,\"\",;q=1") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("*/*") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("APPLICATION/OpenMetrics-Text; VERSION=1.0.0; Q=0.9 , TEXT/PLAIN;"
-			       "Q=0.5") == FORMAT_OPENMETRICS);
-	CHECK(negotiate_format(" application/openmetrics-text\t;\tversion = 1.0.0 ") ==
-	      FORMAT_OPENMETRICS);
+	CHECK(nf("application/openmetrics-text;q=0.5,text/plain") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;q=0.5,text/*;q=0.5") == FORMAT_OPENMETRICS);
+	CHECK(nf(NULL) == FORMAT_PROMETHEUS);
+	CHECK(nf("") == FORMAT_PROMETHEUS);
+	CHECK(nf("   ,  , ") == FORMAT_PROMETHEUS);
+	CHECK(nf("garbage;;;==,\"\",;q=1") == FORMAT_PROMETHEUS);
+	CHECK(nf("*/*") == FORMAT_PROMETHEUS);
+	CHECK(nf("APPLICATION/OpenMetrics-Text; VERSION=1.0.0; Q=0.9 , TEXT/PLAIN;"
+		 "Q=0.5") == FORMAT_OPENMETRICS);
+	CHECK(nf(" application/openmetrics-text\t;\tversion = 1.0.0 ") == FORMAT_OPENMETRICS);
 	/* An invalid q drops the entry instead of defaulting to 1. */
-	CHECK(negotiate_format("application/openmetrics-text;q=2") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;q=abc,text/plain;q=0.1") ==
-	      FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;q=0.0001") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;q=1.000") == FORMAT_OPENMETRICS);
+	CHECK(nf("application/openmetrics-text;q=2") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;q=abc,text/plain;q=0.1") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;q=0.0001") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;q=1.000") == FORMAT_OPENMETRICS);
 	/* Trailing junk inside an element disqualifies just that element. */
-	CHECK(negotiate_format("application/openmetrics-text junk,text/plain") ==
-	      FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text junk,text/plain") == FORMAT_PROMETHEUS);
+	/* Prometheus 2.42 with native histograms. */
+	CHECK(nf("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+		 "encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,"
+		 "application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,"
+		 "*/*;q=0.1") == FORMAT_PROTOBUF);
+	/* q=0 excludes a format: a wildcard matching it does not let it back in (RFC 9110). */
+	CHECK(nf("*/*, text/plain;q=0") == FORMAT_OPENMETRICS);
+	CHECK(nf("text/plain;q=0, */*") == FORMAT_OPENMETRICS);
+	CHECK(nf("text/plain;version=0.0.4;q=0,*/*;q=0.1") == FORMAT_OPENMETRICS);
+	CHECK(nf("text/*;q=0, */*") == FORMAT_OPENMETRICS);
+	CHECK(nf("*/*;q=0.5, text/plain;q=0, application/openmetrics-text;q=0") == FORMAT_PROTOBUF);
+	CHECK(nf("application/*;q=0.5, text/plain;q=0.4") == FORMAT_OPENMETRICS);
+	CHECK(nf("application/*;q=0, */*") == FORMAT_PROMETHEUS);
+	/* Nothing acceptable: refused when text was, else the header is disregarded. */
+	CHECK(nf("text/plain;q=0") == -1);
+	CHECK(nf("*/*;q=0") == -1);
+	CHECK(nf("text/plain;q=0, text/*") == -1);
+	CHECK(nf("text/plain;q=0, application/openmetrics-text;version=0.0.1") == -1);
+	CHECK(nf("application/json") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;q=0, application/json") == FORMAT_PROMETHEUS);
+	/* Several Accept lines arrive joined by ", ": each element counts. */
+	CHECK(nf("application/json, application/openmetrics-text;version=1.0.0") ==
+	      FORMAT_OPENMETRICS);
 }
 
 static void test_content_type(void)

@@ -402,41 +402,44 @@ static void test_filter(void)
 	"application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/"      \
 	"*;q=0.1"
 
+/* The format negotiate_format picks, or -1 when it refuses the request (406). */
+static int nf(const char *accept)
+{
+	enum metric_format f;
+
+	return negotiate_format(accept, &f) ? (int)f : -1;
+}
+
 static void test_negotiate(void)
 {
 	/* Prometheus 2.42 with --enable-feature=native-histograms, and without. */
-	CHECK(negotiate_format(PB_ACCEPT "encoding=delimited,application/openmetrics-text;"
-					 "version=1.0.0;q=0.8," OM_REST) == FORMAT_PROTOBUF);
-	CHECK(negotiate_format("application/openmetrics-text;version=1.0.0," OM_REST) ==
-	      FORMAT_OPENMETRICS);
+	CHECK(nf(PB_ACCEPT "encoding=delimited,application/openmetrics-text;"
+			   "version=1.0.0;q=0.8," OM_REST) == FORMAT_PROTOBUF);
+	CHECK(nf("application/openmetrics-text;version=1.0.0," OM_REST) == FORMAT_OPENMETRICS);
 	/* Parameters in any order, spaced, quoted, the type in any case. */
-	CHECK(negotiate_format("Application/Vnd.Google.Protobuf ; encoding = delimited ; "
-			       "proto=\"io.prometheus.client.MetricFamily\"") == FORMAT_PROTOBUF);
-	CHECK(negotiate_format("application/vnd.google.protobuf;encoding=delimited;q=0.5;"
-			       "proto=io.prometheus.client.MetricFamily") == FORMAT_PROTOBUF);
+	CHECK(nf("Application/Vnd.Google.Protobuf ; encoding = delimited ; "
+		 "proto=\"io.prometheus.client.MetricFamily\"") == FORMAT_PROTOBUF);
+	CHECK(nf("application/vnd.google.protobuf;encoding=delimited;q=0.5;"
+		 "proto=io.prometheus.client.MetricFamily") == FORMAT_PROTOBUF);
 	/* Without both parameters, or with others' values, it is not ours. */
-	CHECK(negotiate_format("application/vnd.google.protobuf") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format(PB_ACCEPT) == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format(PB_ACCEPT "encoding=text") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format(PB_ACCEPT "encoding=compact-text,text/plain;q=0.2") ==
-	      FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/vnd.google.protobuf;encoding=delimited;"
-			       "proto=io.prometheus.client.metricfamily") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/vnd.google.protobuf;encoding=delimited;"
-			       "proto=other.Message") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/vnd.google.protobuf") == FORMAT_PROMETHEUS);
+	CHECK(nf(PB_ACCEPT) == FORMAT_PROMETHEUS);
+	CHECK(nf(PB_ACCEPT "encoding=text") == FORMAT_PROMETHEUS);
+	CHECK(nf(PB_ACCEPT "encoding=compact-text,text/plain;q=0.2") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/vnd.google.protobuf;encoding=delimited;"
+		 "proto=io.prometheus.client.metricfamily") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/vnd.google.protobuf;encoding=delimited;"
+		 "proto=other.Message") == FORMAT_PROMETHEUS);
 	/* q-values: the highest wins, a tie goes to protobuf, q=0 refuses. */
-	CHECK(negotiate_format(PB_ACCEPT "encoding=delimited;q=0.5,application/openmetrics-text") ==
+	CHECK(nf(PB_ACCEPT "encoding=delimited;q=0.5,application/openmetrics-text") ==
 	      FORMAT_OPENMETRICS);
-	CHECK(negotiate_format(PB_ACCEPT "encoding=delimited;q=0.5,text/plain;q=0.6") ==
-	      FORMAT_PROMETHEUS);
-	CHECK(negotiate_format(PB_ACCEPT "encoding=delimited;q=0.5,*/*;q=0.9") ==
-	      FORMAT_PROMETHEUS);
-	CHECK(negotiate_format("application/openmetrics-text;q=0.7," PB_ACCEPT
-			       "encoding=delimited;q=0.7") == FORMAT_PROTOBUF);
-	CHECK(negotiate_format(PB_ACCEPT "encoding=delimited;q=0,text/plain;q=0.1") ==
-	      FORMAT_PROMETHEUS);
-	CHECK(negotiate_format(PB_ACCEPT "encoding=delimited;q=0") == FORMAT_PROMETHEUS);
-	CHECK(negotiate_format(PB_ACCEPT "encoding=delimited junk") == FORMAT_PROMETHEUS);
+	CHECK(nf(PB_ACCEPT "encoding=delimited;q=0.5,text/plain;q=0.6") == FORMAT_PROMETHEUS);
+	CHECK(nf(PB_ACCEPT "encoding=delimited;q=0.5,*/*;q=0.9") == FORMAT_PROMETHEUS);
+	CHECK(nf("application/openmetrics-text;q=0.7," PB_ACCEPT "encoding=delimited;q=0.7") ==
+	      FORMAT_PROTOBUF);
+	CHECK(nf(PB_ACCEPT "encoding=delimited;q=0,text/plain;q=0.1") == FORMAT_PROMETHEUS);
+	CHECK(nf(PB_ACCEPT "encoding=delimited;q=0") == FORMAT_PROMETHEUS);
+	CHECK(nf(PB_ACCEPT "encoding=delimited junk") == FORMAT_PROMETHEUS);
 	CHECK_STR(format_content_type(FORMAT_PROTOBUF),
 		  "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
 		  "encoding=delimited");

@@ -689,6 +689,20 @@ static void test_ksyms_weak_functions(void)
 	ksyms_free(&k);
 }
 
+/* A kfree_skb tracepoint without reasons (before 5.17): one reason, as the BPF program counts it. */
+static void test_unspecified_table(void)
+{
+	struct reason_table t;
+
+	CHECK(reasons_unspecified(&t) == 0);
+	CHECK(t.n == 1);
+	CHECK(t.max == DROP_REASON_UNSPECIFIED + 1);
+	CHECK(t.consumed == UINT32_MAX);
+	check_name(&t, DROP_REASON_UNSPECIFIED, "NOT_SPECIFIED");
+	check_name(&t, 0, "0");
+	reasons_free(&t);
+}
+
 int main(void)
 {
 	struct utsname u;
@@ -725,6 +739,7 @@ int main(void)
 	RUN_CASE(test_tracefs_max_is_not_a_reason);
 	RUN_CASE(test_tracefs_unsorted_entries);
 	RUN_CASE(test_tracefs_rejects_bad_files);
+	RUN_CASE(test_unspecified_table);
 	RUN_CASE(test_ksyms_sample);
 	RUN_CASE(test_ksyms_data_symbols_ignored);
 	RUN_CASE(test_ksyms_kptr_restrict);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests for the exporter's own seccomp filter (exporter/kernel/confine.c), each in a forked child
- * that installs it: calls on the list work, calls off it fail with EPERM (each succeeds
- * unconfined), a thread started before the filter is confined too, another ABI kills the
- * process, and the hint for a denied bpf() names seccomp and the docs.
+ * that installs it: calls on the list work (a reload's rmdir and memfd_create too), calls off
+ * it fail with EPERM (each succeeds unconfined), a thread started before the filter is confined
+ * too, another ABI kills the process, and the hint for a denied bpf() names seccomp and the docs.
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -76,6 +77,16 @@ static int allowed_then_denied(void)
 	errno = 0;
 	if (syscall(SYS_bpf, -1, NULL, 0) != -1 || errno == EPERM)
 		return 103;
+	/*
+	 * A reload removing a pin directory (ENOENT, or EROFS on a read-only root, never EPERM),
+	 * libbpf 1.4+ opening an object (its placeholders).
+	 */
+	errno = 0;
+	if (rmdir("/nonexistent-netstack-test") != -1 || errno == EPERM)
+		return 104;
+	fd = memfd_create("placeholder", MFD_CLOEXEC);
+	if (fd < 0 || close(fd))
+		return 105;
 	return denied_calls();
 }
 
