@@ -176,21 +176,18 @@ static void retrans_stop(void *state)
 	free(rt);
 }
 
-/* The retransmit program for this kernel's tracepoint (err or not) and these labels. */
-static struct bpf_program *pick_retransmit(struct retrans_bpf *skel, bool have_err, bool cause,
-					   bool netns)
+/*
+ * The programs for this kernel's tracepoint (err or not), these labels and sampling (sample_*,
+ * which alone test the sampling rate: bpf/retrans.bpf.c).
+ */
+static void prog_names(char *retransmit, char *synack, size_t len, bool have_err, bool cause,
+		       bool netns, bool sampled)
 {
-	struct bpf_program *const progs[2][2][2] = {
-		{ { skel->progs.count_retransmit_noerr_nocause,
-		    skel->progs.count_retransmit_noerr_nocause_netns },
-		  { skel->progs.count_retransmit_noerr,
-		    skel->progs.count_retransmit_noerr_netns } },
-		{ { skel->progs.count_retransmit_nocause,
-		    skel->progs.count_retransmit_nocause_netns },
-		  { skel->progs.count_retransmit, skel->progs.count_retransmit_netns } },
-	};
+	const char *prefix = sampled ? "sample" : "count", *ns = netns ? "_netns" : "";
 
-	return progs[have_err][cause][netns];
+	snprintf(retransmit, len, "%s_retransmit%s%s%s", prefix, have_err ? "" : "_noerr",
+		 cause ? "" : "_nocause", ns);
+	snprintf(synack, len, "%s_synack%s", prefix, ns);
 }
 
 static int retrans_start(const struct collector_env *env, const void *opts, void **state)
@@ -201,6 +198,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	bool cause = o->series.label_mask & RT_LABEL_CAUSE;
 	uint32_t hash_size = netns ? o->series.max_series : 1;
 	struct bpf_program *retransmit, *synack_prog;
+	char retransmit_name[48], synack_name[48];
 	struct retrans *rt;
 	int err;
 
@@ -223,18 +221,27 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 		log_error("retrans: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	/* One program per hook: the one for this kernel's tracepoint and these labels. */
-	retransmit = pick_retransmit(rt->skel, have_err, cause, netns);
-	synack_prog = netns ? rt->skel->progs.count_synack_netns : rt->skel->progs.count_synack;
+	err = events_prepare(rt->events, rt->skel->obj, EV_RETRANS,
+			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
+	if (err)
+		goto cleanup;
+	/* One program per hook: the one for this kernel's tracepoint, these labels, sampling. */
+	prog_names(retransmit_name, synack_name, sizeof(retransmit_name), have_err, cause, netns,
+		   rt->skel->rodata->sample_cfg.rate);
+	retransmit = bpf_object__find_program_by_name(rt->skel->obj, retransmit_name);
+	synack_prog = bpf_object__find_program_by_name(rt->skel->obj, synack_name);
+	if (!retransmit || !synack_prog) {
+		err = -ENOENT;
+		log_error("retrans: BPF object has no program %s or %s", retransmit_name,
+			  synack_name);
+		goto cleanup;
+	}
 	bpf_autoload_only(rt->skel->obj,
 			  (struct bpf_program *[]){ retransmit, synack ? synack_prog : NULL }, 2);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits_netns, hash_size);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits,
 				 cpu_array_entries(1) /* a slice per element */);
-	err = events_prepare(rt->events, rt->skel->obj, EV_RETRANS,
-			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
-	if (!err)
-		err = bpf_load(env, rt->skel->skeleton, "retrans", NULL, false);
+	err = bpf_load(env, rt->skel->skeleton, "retrans", NULL, false);
 	if (!err)
 		err = bpf_attach(env, rt->skel->skeleton, "retrans",
 				 "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack", EV_RETRANS);
