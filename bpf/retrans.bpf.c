@@ -30,12 +30,13 @@
 
 #ifndef RETRANS_NO_KFUNC
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-/* The socket as the tcp_sock it is: a cast the verifier removes (Linux 6.2+). */
-#define tcp_sock_of(sk)                                                                            \
-	((struct tcp_sock *)bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock)))
+/* The socket as the inet_connection_sock it is: a cast the verifier removes (Linux 6.2+). */
+#define icsk_of(sk)                                                                                \
+	((const struct inet_connection_sock *)bpf_rdonly_cast(                                     \
+		sk, bpf_core_type_id_kernel(struct inet_connection_sock)))
 #else
 /* Before 6.2 (bpf/retrans_nokfunc.bpf.c): a helper call, which checks what the cast assumes. */
-#define tcp_sock_of(sk) bpf_skc_to_tcp_sock((void *)(sk))
+#define icsk_of(sk) ((const struct inet_connection_sock *)bpf_skc_to_tcp_sock((void *)(sk)))
 #endif
 
 /*
@@ -114,16 +115,15 @@ _Static_assert(TCPHDR_SYN == 1 << 1 && TCPCB_LOST == 1 << 2, "retransmit_cause()
 static __always_inline __u32 retransmit_cause(const struct sock *sk, const struct tcp_skb_cb *cb)
 {
 	__u32 syn = (cb->tcp_flags >> 1) & 1, lost = (cb->sacked >> 2) & 1, not_loss;
-	struct tcp_sock *tp = tcp_sock_of(sk);
+	const struct inet_connection_sock *icsk = icsk_of(sk);
 
 #ifdef RETRANS_NO_KFUNC
 	/* The tracepoint's socket is a full TCP socket: the helper does not fail. */
-	if (!tp)
+	if (!icsk)
 		return RT_CAUSE_FAST;
 #endif
 	/* ca_state != TCP_CA_Loss as 0 or 1, for a 5-bit ca_state: ((x ^ k) + 31) >> 5. */
-	not_loss =
-		((BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state) ^ TCP_CA_Loss) + 31) >> 5;
+	not_loss = ((BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state) ^ TCP_CA_Loss) + 31) >> 5;
 	return not_loss << (lost ^ 1) | syn * RT_CAUSE_SYN;
 }
 
@@ -153,14 +153,16 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 		    err == -EHOSTUNREACH)
 			goto out;
 	}
-	slot = RT_PACKETS(cause ? retransmit_cause(sk, cb) : 0, family,
-			  clamp_state(sk->__sk_common.skc_state));
+	slot = RT_RETRANSMIT(cause ? retransmit_cause(sk, cb) : 0, family,
+			     clamp_state(sk->__sk_common.skc_state));
 	if (!netns) {
 		/* The pair side by side: one test of the slice for both. */
 		if (slice && slot < RT_STRIDE - 1) {
-			slice[slot] += 1;
+			__u64 *pair = &slice[slot];
+
+			pair[0] += 1;
 			/* tcp_skb_pcount(): the segments TcpRetransSegs was increased by. */
-			slice[slot + 1] += cb->tcp_gso_segs;
+			pair[1] += cb->tcp_gso_segs;
 		}
 		return;
 	}
@@ -187,7 +189,7 @@ static __always_inline void record_synack(const struct sock *sk, const struct re
 		state = req->__req_common.skc_state;
 	if (sample)
 		sample_retrans(sk, &req->__req_common, RT_KIND_SYNACK);
-	slot = RT_PACKETS(RT_ROW_SYNACK, family, clamp_state(state));
+	slot = RT_SYNACK(family, clamp_state(state));
 	ok &= add(sk, slice, slot, 1, netns);
 	ok &= add(sk, slice, slot + 1, 1, netns);
 	if (!ok)

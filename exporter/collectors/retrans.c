@@ -38,15 +38,26 @@ _Static_assert(sizeof(struct retrans_opts) <= COLLECTOR_OPTS_SIZE, "retrans opti
 /* The families, in the order they are rendered. */
 enum metric { M_PACKETS, M_SEGMENTS, M_FAILURES };
 
-/* A pair's row (kind and cause) and family. */
-static uint32_t slot_row(uint32_t slot)
-{
-	return (slot - RT_PAIR_BASE) / 2 / RT_NR_STATES / RT_NR_FAMILIES;
-}
+/* A pair's row (kind and cause), family and state (bpf/retrans.h). */
+struct pair {
+	uint32_t row, family, state;
+};
 
-static uint32_t slot_family(uint32_t slot)
+static struct pair slot_pair(uint32_t slot)
 {
-	return (slot - RT_PAIR_BASE) / 2 / RT_NR_STATES % RT_NR_FAMILIES;
+	uint32_t fs;
+	struct pair p;
+
+	if (slot >= RT_SYNACK_BASE) {
+		p.row = RT_ROW_SYNACK;
+		fs = (slot - RT_SYNACK_BASE) / 2;
+	} else {
+		p.row = RT_POS_CAUSE((slot - RT_PAIR_BASE) / 2 % RT_NR_CAUSES);
+		fs = (slot - RT_PAIR_BASE) / 2 / RT_NR_CAUSES;
+	}
+	p.family = fs / RT_NR_STATES;
+	p.state = fs % RT_NR_STATES;
+	return p;
 }
 
 /* A row's cause: its own for kind retransmit, syn for kind synack. */
@@ -60,20 +71,22 @@ static uint32_t slot_series_plain(uint32_t slot)
 {
 	if (slot < RT_OVERFLOW)
 		return M_FAILURES << 16 | slot;
-	if (slot == RT_OVERFLOW)
-		return SLOT_NONE;
+	if (slot < RT_PAIR_BASE)
+		return SLOT_NONE; /* the overflow count, and slots no program writes */
 	if ((slot - RT_PAIR_BASE) % 2)
-		return M_SEGMENTS << 16 | slot_family(slot);
+		return M_SEGMENTS << 16 | slot_pair(slot).family;
 	return M_PACKETS << 16 | slot;
 }
 
 /* With the cause label, segments by family and cause (a SYN-ACK's cause is syn). */
 static uint32_t slot_series_cause(uint32_t slot)
 {
-	if (slot > RT_OVERFLOW && (slot - RT_PAIR_BASE) % 2)
-		return M_SEGMENTS << 16 |
-		       (slot_family(slot) * RT_NR_CAUSES + row_cause(slot_row(slot)));
-	return slot_series_plain(slot);
+	struct pair p;
+
+	if (slot < RT_PAIR_BASE || (slot - RT_PAIR_BASE) % 2 == 0)
+		return slot_series_plain(slot);
+	p = slot_pair(slot);
+	return M_SEGMENTS << 16 | (p.family * RT_NR_CAUSES + row_cause(p.row));
 }
 
 /* Without the netns label, IPv4 and IPv6 segments and failures exist from the start. */
@@ -275,7 +288,7 @@ cleanup:
 static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
 	struct retrans *rt = collector;
-	uint32_t state = (r->slot - RT_PAIR_BASE) / 2 % RT_NR_STATES;
+	struct pair p = slot_pair(r->slot);
 	bool cause = rt->cfg.series.label_mask & RT_LABEL_CAUSE;
 	char state_buf[16], netns_buf[21];
 	struct labels l = { 0 };
@@ -283,24 +296,25 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 	if (r->slot < RT_OVERFLOW) {
 		labels_add(&l, "family", family_names[r->slot]);
 	} else if (rt->counts.series(r->slot) >> 16 == M_SEGMENTS) {
-		labels_add(&l, "family", family_names[slot_family(r->slot)]);
+		labels_add(&l, "family", family_names[p.family]);
 		if (cause)
-			labels_add(&l, "cause", cause_names[row_cause(slot_row(r->slot))]);
+			labels_add(&l, "cause", cause_names[row_cause(p.row)]);
 	} else {
-		const char *name = tcp_state_name(rt->states, state, state_buf, sizeof(state_buf));
-		/* Rows are below RT_NR_SLOTS (struct slot_table): the row is in range. */
-		uint32_t row = slot_row(r->slot);
+		/* Slots are below RT_NR_SLOTS (struct slot_table): row and family are in range. */
+		const char *name =
+			tcp_state_name(rt->states, p.state, state_buf, sizeof(state_buf));
 
 		if (name == state_buf)
 			log_once(rt->logged_unknown, LOG_WARN,
 				 "retrans: TCP state %u has no name in this kernel's BTF; it is "
 				 "rendered as its number",
-				 state);
-		labels_add(&l, "family", family_names[slot_family(r->slot)]);
-		labels_add(&l, "kind",
-			   kind_names[row == RT_ROW_SYNACK ? RT_KIND_SYNACK : RT_KIND_RETRANSMIT]);
+				 p.state);
+		labels_add(&l, "family", family_names[p.family]);
+		labels_add(
+			&l, "kind",
+			kind_names[p.row == RT_ROW_SYNACK ? RT_KIND_SYNACK : RT_KIND_RETRANSMIT]);
 		if (cause)
-			labels_add(&l, "cause", cause_names[row_cause(row)]);
+			labels_add(&l, "cause", cause_names[row_cause(p.row)]);
 		labels_add(&l, "state", name);
 	}
 	if (rt->cfg.series.label_mask & RT_LABEL_NETNS)
