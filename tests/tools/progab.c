@@ -152,8 +152,8 @@ int main(int argc, char **argv)
 		return 1;
 	err = reload(progs, next, specs, n, ncpus, &seed);
 	for (int i = 0; i < n && !err; i++) {
-		__u32 xlated, jited;
-		__u64 t, c;
+		__u32 xlated = 0, jited = 0;
+		__u64 t = 0, c = 0;
 
 		err = stats(progs[i].prog, &t, &c, &xlated, &jited);
 		if (!err)
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 			int i = r % 2 ? (r / 2 + k) % n : (n - 1 - (r / 2 + k) % n);
 			struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
 			struct bpf_link *link;
-			__u64 t0, c0, t1, c1;
+			__u64 t0 = 0, c0 = 0, t1 = 0, c1 = 0;
 
 			err = stats(progs[i].prog, &t0, &c0, NULL, NULL);
 			if (err)
@@ -189,6 +189,8 @@ int main(int argc, char **argv)
 			nanosleep(&ts, NULL);
 			bpf_link__destroy(link);
 			err = stats(progs[i].prog, &t1, &c1, NULL, NULL);
+			if (err)
+				break;
 			printf("%d %s %llu %llu\n", r + 1, specs[i].name, t1 - t0, c1 - c0);
 			fflush(stdout);
 		}
