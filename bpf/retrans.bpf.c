@@ -93,13 +93,13 @@ static __always_inline bool add(const struct sock *sk, __u64 *slice, __u32 slot,
  * Why the kernel retransmits skb, from its own state at the tracepoint (docs/collectors/retrans.md
  * derives each case from the kernel source, Linux 6.1 to 6.18):
  * - syn: a SYN, what __tcp_retransmit_skb() counts in TCPSynRetrans;
+ * - timeout: the socket in loss state (TCP_CA_Loss), which the retransmission timer enters
+ *   before it resends the head, and in which the resends that follow it count in
+ *   TCPSlowStartRetrans;
  * - tail_loss_probe: a segment not marked lost (TCPCB_LOST): tcp_send_loss_probe() resends the
  *   last segment as it is, while every other path resends only segments marked lost
  *   (tcp_xmit_retransmit_queue() skips the others; the retransmission timer resends the head
  *   after tcp_enter_loss() marked it);
- * - timeout: the socket in loss state (TCP_CA_Loss), which the retransmission timer enters
- *   before it resends the head, and in which the resends that follow it count in
- *   TCPSlowStartRetrans;
  * - fast: any other, i.e. tcp_xmit_retransmit_queue() outside loss state, which the kernel
  *   counts in TCPFastRetrans.
  * Without branches (a rare event finds the branch predictor cold too): with the causes numbered
