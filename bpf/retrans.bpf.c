@@ -134,7 +134,7 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 	const struct tcp_skb_cb *cb = (const struct tcp_skb_cb *)skb->cb;
 	__u8 family = sk_family(sk);
 	__u64 *slice = cpu_slice_of(&tcp_retransmits);
-	__u32 slot;
+	__u64 slot;
 	bool ok = true;
 
 	/* Only the sample_* programs: the test of the rate is a load from read-only data, a
@@ -155,9 +155,13 @@ static __always_inline void record_retransmit(const struct sock *sk, const struc
 	}
 	slot = RT_RETRANSMIT(cause ? retransmit_cause(sk, cb) : 0, family,
 			     clamp_state(sk->__sk_common.skc_state));
+	/* Never true; a test of all 64 bits, which bounds the index for 5.10's and 6.1's verifiers. */
+	barrier_var(slot);
+	if (slot >= RT_STRIDE - 1)
+		return;
 	if (!netns) {
 		/* The pair side by side: one test of the slice for both. */
-		if (slice && slot < RT_STRIDE - 1) {
+		if (slice) {
 			__u64 *pair = &slice[slot];
 
 			pair[0] += 1;
