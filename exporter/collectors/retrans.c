@@ -38,15 +38,26 @@ _Static_assert(sizeof(struct retrans_opts) <= COLLECTOR_OPTS_SIZE, "retrans opti
 /* The families, in the order they are rendered. */
 enum metric { M_PACKETS, M_SEGMENTS, M_FAILURES };
 
-/* A pair's row (kind and cause) and family. */
-static uint32_t slot_row(uint32_t slot)
-{
-	return (slot - RT_PAIR_BASE) / 2 / RT_NR_STATES / RT_NR_FAMILIES;
-}
+/* A pair's row (kind and cause), family and state (bpf/retrans.h). */
+struct pair {
+	uint32_t row, family, state;
+};
 
-static uint32_t slot_family(uint32_t slot)
+static struct pair slot_pair(uint32_t slot)
 {
-	return (slot - RT_PAIR_BASE) / 2 / RT_NR_STATES % RT_NR_FAMILIES;
+	uint32_t fs;
+	struct pair p;
+
+	if (slot >= RT_SYNACK_BASE) {
+		p.row = RT_ROW_SYNACK;
+		fs = (slot - RT_SYNACK_BASE) / 2;
+	} else {
+		p.row = RT_POS_CAUSE((slot - RT_PAIR_BASE) / 2 % RT_NR_CAUSES);
+		fs = (slot - RT_PAIR_BASE) / 2 / RT_NR_CAUSES;
+	}
+	p.family = fs / RT_NR_STATES;
+	p.state = fs % RT_NR_STATES;
+	return p;
 }
 
 /* A row's cause: its own for kind retransmit, syn for kind synack. */
@@ -60,20 +71,22 @@ static uint32_t slot_series_plain(uint32_t slot)
 {
 	if (slot < RT_OVERFLOW)
 		return M_FAILURES << 16 | slot;
-	if (slot == RT_OVERFLOW)
-		return SLOT_NONE;
+	if (slot < RT_PAIR_BASE)
+		return SLOT_NONE; /* the overflow count, and slots no program writes */
 	if ((slot - RT_PAIR_BASE) % 2)
-		return M_SEGMENTS << 16 | slot_family(slot);
+		return M_SEGMENTS << 16 | slot_pair(slot).family;
 	return M_PACKETS << 16 | slot;
 }
 
 /* With the cause label, segments by family and cause (a SYN-ACK's cause is syn). */
 static uint32_t slot_series_cause(uint32_t slot)
 {
-	if (slot > RT_OVERFLOW && (slot - RT_PAIR_BASE) % 2)
-		return M_SEGMENTS << 16 |
-		       (slot_family(slot) * RT_NR_CAUSES + row_cause(slot_row(slot)));
-	return slot_series_plain(slot);
+	struct pair p;
+
+	if (slot < RT_PAIR_BASE || (slot - RT_PAIR_BASE) % 2 == 0)
+		return slot_series_plain(slot);
+	p = slot_pair(slot);
+	return M_SEGMENTS << 16 | (p.family * RT_NR_CAUSES + row_cause(p.row));
 }
 
 /* Without the netns label, IPv4 and IPv6 segments and failures exist from the start. */
@@ -176,21 +189,18 @@ static void retrans_stop(void *state)
 	free(rt);
 }
 
-/* The retransmit program for this kernel's tracepoint (err or not) and these labels. */
-static struct bpf_program *pick_retransmit(struct retrans_bpf *skel, bool have_err, bool cause,
-					   bool netns)
+/*
+ * The programs for this kernel's tracepoint (err or not), these labels and sampling (sample_*,
+ * which alone test the sampling rate: bpf/retrans.bpf.c).
+ */
+static void prog_names(char *retransmit, char *synack, size_t len, bool have_err, bool cause,
+		       bool netns, bool sampled)
 {
-	struct bpf_program *const progs[2][2][2] = {
-		{ { skel->progs.count_retransmit_noerr_nocause,
-		    skel->progs.count_retransmit_noerr_nocause_netns },
-		  { skel->progs.count_retransmit_noerr,
-		    skel->progs.count_retransmit_noerr_netns } },
-		{ { skel->progs.count_retransmit_nocause,
-		    skel->progs.count_retransmit_nocause_netns },
-		  { skel->progs.count_retransmit, skel->progs.count_retransmit_netns } },
-	};
+	const char *prefix = sampled ? "sample" : "count", *ns = netns ? "_netns" : "";
 
-	return progs[have_err][cause][netns];
+	snprintf(retransmit, len, "%s_retransmit%s%s%s", prefix, have_err ? "" : "_noerr",
+		 cause ? "" : "_nocause", ns);
+	snprintf(synack, len, "%s_synack%s", prefix, ns);
 }
 
 static int retrans_start(const struct collector_env *env, const void *opts, void **state)
@@ -201,6 +211,7 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 	bool cause = o->series.label_mask & RT_LABEL_CAUSE;
 	uint32_t hash_size = netns ? o->series.max_series : 1;
 	struct bpf_program *retransmit, *synack_prog;
+	char retransmit_name[48], synack_name[48];
 	struct retrans *rt;
 	int err;
 
@@ -223,18 +234,27 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 		log_error("retrans: cannot open BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	/* One program per hook: the one for this kernel's tracepoint and these labels. */
-	retransmit = pick_retransmit(rt->skel, have_err, cause, netns);
-	synack_prog = netns ? rt->skel->progs.count_synack_netns : rt->skel->progs.count_synack;
+	err = events_prepare(rt->events, rt->skel->obj, EV_RETRANS,
+			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
+	if (err)
+		goto cleanup;
+	/* One program per hook: the one for this kernel's tracepoint, these labels, sampling. */
+	prog_names(retransmit_name, synack_name, sizeof(retransmit_name), have_err, cause, netns,
+		   rt->skel->rodata->sample_cfg.rate);
+	retransmit = bpf_object__find_program_by_name(rt->skel->obj, retransmit_name);
+	synack_prog = bpf_object__find_program_by_name(rt->skel->obj, synack_name);
+	if (!retransmit || !synack_prog) {
+		err = -ENOENT;
+		log_error("retrans: BPF object has no program %s or %s", retransmit_name,
+			  synack_name);
+		goto cleanup;
+	}
 	bpf_autoload_only(rt->skel->obj,
 			  (struct bpf_program *[]){ retransmit, synack ? synack_prog : NULL }, 2);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits_netns, hash_size);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits,
 				 cpu_array_entries(1) /* a slice per element */);
-	err = events_prepare(rt->events, rt->skel->obj, EV_RETRANS,
-			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
-	if (!err)
-		err = bpf_load(env, rt->skel->skeleton, "retrans", NULL, false);
+	err = bpf_load(env, rt->skel->skeleton, "retrans", NULL, false);
 	if (!err)
 		err = bpf_attach(env, rt->skel->skeleton, "retrans",
 				 "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack", EV_RETRANS);
@@ -268,7 +288,7 @@ cleanup:
 static void render_row(void *collector, struct expo *e, const struct slot_row *r)
 {
 	struct retrans *rt = collector;
-	uint32_t state = (r->slot - RT_PAIR_BASE) / 2 % RT_NR_STATES;
+	struct pair p = slot_pair(r->slot);
 	bool cause = rt->cfg.series.label_mask & RT_LABEL_CAUSE;
 	char state_buf[16], netns_buf[21];
 	struct labels l = { 0 };
@@ -276,24 +296,25 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 	if (r->slot < RT_OVERFLOW) {
 		labels_add(&l, "family", family_names[r->slot]);
 	} else if (rt->counts.series(r->slot) >> 16 == M_SEGMENTS) {
-		labels_add(&l, "family", family_names[slot_family(r->slot)]);
+		labels_add(&l, "family", family_names[p.family]);
 		if (cause)
-			labels_add(&l, "cause", cause_names[row_cause(slot_row(r->slot))]);
+			labels_add(&l, "cause", cause_names[row_cause(p.row)]);
 	} else {
-		const char *name = tcp_state_name(rt->states, state, state_buf, sizeof(state_buf));
-		/* Rows are below RT_NR_SLOTS (struct slot_table): the row is in range. */
-		uint32_t row = slot_row(r->slot);
+		/* Slots are below RT_NR_SLOTS (struct slot_table): row and family are in range. */
+		const char *name =
+			tcp_state_name(rt->states, p.state, state_buf, sizeof(state_buf));
 
 		if (name == state_buf)
 			log_once(rt->logged_unknown, LOG_WARN,
 				 "retrans: TCP state %u has no name in this kernel's BTF; it is "
 				 "rendered as its number",
-				 state);
-		labels_add(&l, "family", family_names[slot_family(r->slot)]);
-		labels_add(&l, "kind",
-			   kind_names[row == RT_ROW_SYNACK ? RT_KIND_SYNACK : RT_KIND_RETRANSMIT]);
+				 p.state);
+		labels_add(&l, "family", family_names[p.family]);
+		labels_add(
+			&l, "kind",
+			kind_names[p.row == RT_ROW_SYNACK ? RT_KIND_SYNACK : RT_KIND_RETRANSMIT]);
 		if (cause)
-			labels_add(&l, "cause", cause_names[row_cause(row)]);
+			labels_add(&l, "cause", cause_names[row_cause(p.row)]);
 		labels_add(&l, "state", name);
 	}
 	if (rt->cfg.series.label_mask & RT_LABEL_NETNS)

@@ -90,9 +90,9 @@ run "$TMP/run2.log" || {
 	not_ok "exporter restarts"
 	finish
 }
-# skb_drops_by_reason, skb_drops, skb_drop_{keys,counts,slots,last} and the
+# skb_drops_by_reason, skb_drops, skb_drop_{keys,counts,slots,last,claims} and the
 # sampling counters (events_*).
-check "restart reused the pinned maps" grep -q 'pin: drops: 8 pinned map(s) reused' "$TMP/run2.log"
+check "restart reused the pinned maps" grep -q 'pin: drops: 9 pinned map(s) reused' "$TMP/run2.log"
 check "... and removed the pin of a map this version no longer has" \
 	test ! -e "$PIN/drops/map_skb_drops_overflow"
 check "... saying so" grep -q "map_skb_drops_overflow: a map this version no longer has; removed" \
