@@ -173,7 +173,10 @@ run() {
 		check_eq "$what off: down" "" "$(metrics | grep "collector_up{collector=\"$c\"}")"
 		[ -n "$PINNED" ] && check "$what off: its pin directory is gone" test ! -e "$PINNED/$c"
 		step "$what on" && check_eq "$what on: every collector up" "$ALL_UP" "$(all_up)"
-		[ -n "$PINNED" ] && check "$what on: pinned again" test -e "$PINNED/$c/rodata"
+		# Its counting maps (map_*): whether an object has read-only data is the compiler's
+		# (clang 19 leaves none in connections, clang 14 does).
+		[ -n "$PINNED" ] && check "$what on: pinned again" \
+			sh -c "ls '$PINNED/$c' | grep -q '^map_'"
 		n=$(grep -c "reload: collector $c (re)started" "$EXPORTER_LOG")
 		step "$what labels" "$c:labels = ${LABELS[$c]},netns"
 		check "$what labels: restarted" \
