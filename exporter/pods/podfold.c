@@ -79,6 +79,7 @@ struct overflowed {
 struct fam {
 	struct fam *next;
 	char *name;
+	char owner[32]; /* the collector whose filter folds it ("" unnamed) */
 	enum metric_type type;
 	int nv; /* values per series; 0 until the first sample */
 	int nc; /* of which classic buckets (1 for a counter) */
@@ -102,7 +103,8 @@ struct pods_filter {
 	struct expo_filter f;
 	struct podfold *fold;
 	unsigned mask;
-	uint64_t cgen; /* the collector's generation, 0: unknown */
+	char owner[32]; /* its collector (podfold_filter_owner) */
+	uint64_t cgen;	/* the collector's generation, 0: unknown */
 	struct pods_snapshot *snap;
 	struct fam *cur;
 };
@@ -286,6 +288,7 @@ static bool filter_capture(struct expo_filter *ef, const char *family, enum metr
 	pf->cur = fam_get(pf->fold, family, type);
 	if (!pf->cur)
 		return false;
+	memcpy(pf->cur->owner, pf->owner, sizeof(pf->owner));
 	pf->cur->gen++;
 	pf->cur->cgen_now = pf->cgen;
 	if (!pf->snap)
@@ -611,6 +614,13 @@ struct expo_filter *podfold_filter_new(struct podfold *fold, unsigned mask)
 	return &pf->f;
 }
 
+void podfold_filter_owner(struct expo_filter *ef, const char *collector)
+{
+	struct pods_filter *pf = (struct pods_filter *)ef;
+
+	snprintf(pf->owner, sizeof(pf->owner), "%s", collector);
+}
+
 void podfold_filter_generation(struct expo_filter *ef, uint64_t gen)
 {
 	((struct pods_filter *)ef)->cgen = gen;
@@ -652,6 +662,22 @@ struct podfold *podfold_new(struct podsnap *snap)
 void podfold_max_series(struct podfold *fold, unsigned max)
 {
 	fold->max_series = max;
+}
+
+void podfold_forget(struct podfold *fold, const char *collector)
+{
+	for (struct fam **pp = &fold->fams; *pp;) {
+		struct fam *f = *pp;
+
+		if (strcmp(f->owner, collector)) {
+			pp = &f->next;
+			continue;
+		}
+		*pp = f->next;
+		fam_forget(f);
+		free(f->name);
+		free(f);
+	}
 }
 
 void podfold_clear(struct podfold *fold)

@@ -60,6 +60,10 @@ struct expo_filter *podfold_filter_new(struct podfold *f, unsigned mask);
  * then tells.
  */
 void podfold_filter_generation(struct expo_filter *f, uint64_t gen);
+/* The collector whose families f folds, for podfold_forget. */
+void podfold_filter_owner(struct expo_filter *f, const char *collector);
+/* Forget the families the collector's filter folded (its pod_labels changed): they start afresh. */
+void podfold_forget(struct podfold *fold, const char *collector);
 /* Forget every family (the fold starts afresh), and free. */
 void podfold_clear(struct podfold *f);
 void podfold_free(struct podfold *f);

@@ -113,8 +113,23 @@ static int make_filters(struct pods *p)
 								      POD_LABEL_PROCESS);
 		if (!p->filters[i])
 			return -ENOMEM;
+		podfold_filter_owner(p->filters[i], p->cfg.per[i].name);
 	}
 	return 0;
+}
+
+/*
+ * The fold of each collector whose pod_labels differ between the running settings and c starts
+ * afresh; the others' folded series go on (a reload never moves an unchanged collector's back).
+ */
+static void forget_changed(struct pods *p, const struct pods_config *c)
+{
+	for (int i = 0; i < p->cfg.n_per; i++)
+		if (pods_labels_of(c, p->cfg.per[i].name) != p->cfg.per[i].mask)
+			podfold_forget(p->fold, p->cfg.per[i].name);
+	for (int i = 0; i < c->n_per; i++)
+		if (pods_labels_of(&p->cfg, c->per[i].name) != c->per[i].mask)
+			podfold_forget(p->fold, c->per[i].name);
 }
 
 static void free_filters(struct pods *p)
@@ -258,8 +273,8 @@ int pods_reconfigure(struct pods *p, const struct pods_config *c)
 		return 0;
 	}
 	if (was && !resolver && pods_config_wanted(c)) {
-		/* Same resolver, other labels: new filters; the fold starts afresh. */
-		podfold_clear(p->fold);
+		/* Same resolver, other labels: new filters; the changed collectors' folds start afresh. */
+		forget_changed(p, c);
 		free_filters(p);
 		p->cfg.max_series = c->max_series;
 		podfold_max_series(p->fold, c->max_series);
@@ -293,7 +308,7 @@ int pods_reconfigure(struct pods *p, const struct pods_config *c)
 	 */
 	threads_stop(p);
 	if (masks)
-		podfold_clear(p->fold);
+		forget_changed(p, c);
 	for (size_t i = 0; i < p->n_pods; i++)
 		p->pods[i].gen = 0;
 	return pods_start(p);

@@ -86,7 +86,8 @@ scraped() {
 # native SELECTOR: Prometheus holds a native histogram with buckets for SELECTOR now (a scrape
 # refused just before leaves it stale until the next one).
 # shellcheck disable=SC2317 # called through wait_until
-native() { prom_query "$1" | jqe '.data.result[0].histogram[1].buckets | length > 0'; }
+# Some series stored with native buckets (the first one found may hold no observation yet).
+native() { prom_query "$1" | jqe 'any(.data.result[]; (.histogram[1].buckets // []) | length > 0)'; }
 t0=$(date +%s.%N)
 wait_until $((SCRAPES / 2 + 30)) scraped "$SCRAPES"
 echo "# waited $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s for" \

@@ -317,10 +317,45 @@ static void test_fold_restart_and_move(void)
 	pthread_mutex_destroy(&slot.mu);
 }
 
+/*
+ * A reload that changes one collector's pod_labels forgets that collector's families only: the
+ * others keep what they folded, the counts of a namespace no longer reported included.
+ */
+static void test_fold_forget_owner(void)
+{
+	struct podsnap slot;
+	struct podfold *fold = fold_of(&slot);
+	struct expo_filter *f = podfold_filter_new(fold, POD_LABEL_NAMESPACE | POD_LABEL_POD);
+	struct input in[2] = {
+		{ "1", { 1, 0, 0 }, 0, { 0, 1, 0, 0 }, 0.5, 3 },
+		{ "2", { 0, 2, 0 }, 0, { 0, 0, 2, 0 }, 1.0, 3 },
+	};
+
+	if (!fold || !f)
+		abort();
+	podfold_max_series(fold, 10);
+	podfold_filter_owner(f, "rtt");
+	free(scrape(f, in, 2));
+	free(scrape(f, in, 1)); /* namespace 2 is gone: what it had stays in the series */
+	check_got((uint64_t[]){ 1, 2, 0 }, 0, (uint64_t[]){ 0, 1, 2, 0 }, 1.5);
+	podfold_forget(fold, "drops"); /* another collector's labels changed */
+	free(scrape(f, in, 1));
+	check_got((uint64_t[]){ 1, 2, 0 }, 0, (uint64_t[]){ 0, 1, 2, 0 }, 1.5);
+	podfold_forget(fold, "rtt"); /* its own: it starts afresh, from what is reported */
+	free(scrape(f, in, 1));
+	check_got((uint64_t[]){ 1, 0, 0 }, 0, (uint64_t[]){ 0, 1, 0, 0 }, 0.5);
+
+	free(f);
+	podfold_free(fold);
+	podsnap_publish(&slot, NULL);
+	pthread_mutex_destroy(&slot.mu);
+}
+
 int main(void)
 {
 	RUN(test_fold_native);
 	RUN(test_fold_generation);
 	RUN(test_fold_restart_and_move);
+	RUN(test_fold_forget_owner);
 	CHECK_EXIT();
 }
