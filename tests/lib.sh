@@ -376,6 +376,17 @@ wait_until() {
 # sum_is / sum_ge REGEX N: the sum of matching samples is N / at least N now (for wait_until).
 sum_is() { [ "$(scrape_sum "$1")" -eq "$2" ]; }
 sum_ge() { [ "$(scrape_sum "$1")" -ge "$2" ]; }
+# probe_until NS REGEX: a datagram at a time to a closed port on NS's loopback (a NO_SOCKET
+# drop) until the series matching REGEX show one (10 s): how a test waits until the pod
+# resolver has named NS, instead of guessing how late a busy machine runs its scan.
+probe_until() {
+	for _ in $(seq 100); do
+		sum_ge "$2" 1 && return 0
+		ip netns exec "$1" "$BUILD/tests/udpflood" 127.0.0.1 9 1 >/dev/null
+		sleep 0.1
+	done
+	sum_ge "$2" 1
+}
 
 # notrack PORT...: loopback TCP to and from PORT bypasses conntrack (a table of this script's,
 # removed at exit). A container runtime's NAT rules turn conntrack on for the whole host, and a

@@ -76,13 +76,7 @@ flood() { ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 "$PORT" "$2" >/dev/null; }
 # starts a scan at once, but a busy machine keeps no fixed pause.
 # shellcheck disable=SC2317 # called through check
 named() {
-	local re="^$M[{]reason=\"NO_SOCKET\".*netns=\"$2\",namespace=\"$3\",pod=\"$4\""
-	for _ in $(seq 100); do
-		sum_ge "$re" 1 && return 0
-		ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 9 1 >/dev/null
-		sleep 0.1
-	done
-	sum_ge "$re" 1
+	probe_until "$1" "^$M[{]reason=\"NO_SOCKET\".*netns=\"$2\",namespace=\"$3\",pod=\"$4\""
 }
 
 # -- fixtures ----------------------------------------------------------------------------------

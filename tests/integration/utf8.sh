@@ -174,13 +174,8 @@ INO_B=$(netns_inode "$NSB") INO_C=$(netns_inode "$NSC") INO_D=$(netns_inode "$NS
 # fixed pause was a guess at how late a busy machine runs the scan.
 # shellcheck disable=SC2317 # called through check
 named() {
-	local re="^${M}[{]reason=\"NO_SOCKET\",.*netns=\"$2\",interface=\"[^\"]*\",namespace=\"[^\"]"
-	for _ in $(seq 100); do
-		sum_ge "$re" 1 && return 0
-		ip netns exec "$1" "$UDPFLOOD" 127.0.0.1 9 1 >/dev/null
-		sleep 0.1
-	done
-	sum_ge "$re" 1
+	probe_until "$1" \
+		"^${M}[{]reason=\"NO_SOCKET\",.*netns=\"$2\",interface=\"[^\"]*\",namespace=\"[^\"]"
 }
 check "pod B named before its first drop" named "$NSB" "$INO_B"
 check "pod D named before its first drop" named "$NSD" "$INO_D"
