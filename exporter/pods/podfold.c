@@ -15,6 +15,7 @@
  * old one before the scrape would leave some bucket below its base.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -626,28 +627,32 @@ void podfold_filter_generation(struct expo_filter *ef, uint64_t gen)
 	((struct pods_filter *)ef)->cgen = gen;
 }
 
+/* A counter family of the fold's own, one series per folded family: its field at offset. */
+static void render_per_family(const struct podfold *fold, struct expo *e, const char *name,
+			      const char *help, size_t offset)
+{
+	expo_family(e, name, METRIC_COUNTER, help);
+	for (const struct fam *f = fold->fams; f; f = f->next) {
+		struct labels l = { 0 };
+
+		labels_add(&l, "metric", f->name);
+		expo_u64(e, &l, *(const uint64_t *)((const char *)f + offset));
+	}
+}
+
 void podfold_render_metrics(struct podfold *fold, struct expo *e)
 {
 	if (!fold->fams)
 		return;
-	expo_family(e, "netstack_series_overflow_total", METRIC_COUNTER,
-		    "Label sets folded into the __overflow__ series because the family had "
-		    "[pods] max_series series already.");
-	for (struct fam *f = fold->fams; f; f = f->next) {
-		struct labels l = { 0 };
-
-		labels_add(&l, "metric", f->name);
-		expo_u64(e, &l, f->overflow_total);
-	}
-	expo_family(e, "netstack_pods_fold_restarts_total", METRIC_COUNTER,
-		    "Times the pod fold of the family started afresh because its buckets changed "
-		    "(a reload changed native_schema); its folded series restarted from 0.");
-	for (struct fam *f = fold->fams; f; f = f->next) {
-		struct labels l = { 0 };
-
-		labels_add(&l, "metric", f->name);
-		expo_u64(e, &l, f->shape_restarts);
-	}
+	render_per_family(fold, e, "netstack_series_overflow_total",
+			  "Label sets folded into the __overflow__ series because the family had "
+			  "[pods] max_series series already.",
+			  offsetof(struct fam, overflow_total));
+	render_per_family(fold, e, "netstack_pods_fold_restarts_total",
+			  "Times the pod fold of the family started afresh because its buckets "
+			  "changed (a reload changed native_schema); its folded series restarted "
+			  "from 0.",
+			  offsetof(struct fam, shape_restarts));
 }
 
 struct podfold *podfold_new(struct podsnap *snap)
