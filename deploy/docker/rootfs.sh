@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Usage: rootfs.sh DIR BINARY CC BASE [SONAME...]
-# Fill DIR with what the runtime image adds to debian:12-slim: BINARY at /usr/bin, and the
+# Fill DIR with what the runtime image adds to debian:13-slim: BINARY at /usr/bin, and the
 # installed Debian packages holding the shared libraries it needs (its NEEDED entries, then
 # theirs, plus SONAME: libraries loaded at run time), for CC's architecture (dpkg multiarch).
 # Run in the build stage, so the runtime stage only copies DIR and no command runs for the
@@ -43,7 +43,7 @@ for pkg in $pkgs; do
 		/usr/share/doc/*/copyright) ;;
 		/usr/share/doc/* | /usr/share/man/* | /usr/share/lintian/* | /usr/share/locale/*) continue ;;
 		esac
-		# Debian 12 merges /lib into /usr/lib: copying a /lib directory over the base's
+		# Debian merges /lib into /usr/lib: copying a /lib directory over the base's
 		# /lib symlink would break it.
 		case $f in /lib/* | /lib64/* | /bin/* | /sbin/*) to=/usr$f ;; *) to=$f ;; esac
 		mkdir -p "$dir$(dirname "$to")"

@@ -9,8 +9,8 @@ CTR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CTR_BUILD=${BUILD:-build}
 case $CTR_BUILD in /*) ;; *) CTR_BUILD=$CTR_ROOT/$CTR_BUILD ;; esac
 CTR_DIR=$CTR_BUILD/container
-# The Debian release the Dockerfile's FROM lines name (debian:12, debian:12-slim).
-CTR_SUITE=bookworm
+# The Debian release the Dockerfile's FROM lines name (debian:13, debian:13-slim).
+CTR_SUITE=trixie
 CTR_MIRRORS=("deb http://deb.debian.org/debian $CTR_SUITE main"
 	"deb http://deb.debian.org/debian $CTR_SUITE-updates main"
 	"deb http://deb.debian.org/debian-security $CTR_SUITE-security main")
@@ -68,6 +68,15 @@ ctr_root() {
 	) 9>"$dir.lock" || return 1
 	echo "$dir"
 }
+# ctr_build_root: the $CTR_SUITE root of this machine's architecture with scripts/deps.sh's
+# build packages (ctr_root). One base serves both: tests/container/trixie.sh builds and runs
+# the exporter in it, and it is the image's build stage's base (ctr_build_base), whose
+# scripts/deps.sh then installs only a cross toolchain.
+ctr_build_root() {
+	# shellcheck disable=SC2046 # one argument per package
+	ctr_root "$CTR_SUITE" "$(dpkg --print-architecture)" $("$CTR_ROOT/scripts/deps.sh" --list build)
+}
+
 # ctr_root_make SUITE ARCH DIR DEBS PKGS MIRROR...: mmdebstrap for ctr_root.
 ctr_root_make() {
 	local suite=$1 arch=$2 dir=$3 debs=$4 pkgs=$5 host_debs=
@@ -125,7 +134,7 @@ ctr_env() {
 
 # ctr_locked NAME CMD...: CMD holding the lock $CTR_DIR/NAME.lock. image.sh, pod.sh and the
 # kernel matrix's arm64 guest (tests/kernels/run.sh) may run at once on one storage: each
-# base is made once, and one build at a time sets the debian:12 tags (see ctr_image).
+# base is made once, and one build at a time sets the debian:13 tags (see ctr_image).
 ctr_locked() {
 	local lock=$CTR_DIR/$1.lock
 	shift
@@ -135,7 +144,7 @@ ctr_locked() {
 
 # ctr_base_tar ARCH: a tar of a $CTR_SUITE minbase for ARCH, made once per recipe and shared by
 # every clone on this machine ($CTR_CACHE/bases; the packages it downloads kept as for
-# ctr_root). A minbase without docs, man pages and locales, like Debian's own debian:12-slim. A
+# ctr_root). A minbase without docs, man pages and locales, like Debian's own debian:13-slim. A
 # foreign architecture is only unpacked (mmdebstrap's extract variant: no maintainer script
 # runs, so no emulation); it is only ever a runtime stage's base, which runs nothing at build
 # time.
@@ -214,11 +223,24 @@ ctr_base() {
 		"localhost/netstack-base-$1" >/dev/null
 }
 
-# ctr_bases ARCH...: the base image of this machine's architecture and of each ARCH, made at
-# once (mmdebstrap is mostly waiting for the archive and for the disk), each only once.
+# ctr_build_base: localhost/netstack-build, ctr_build_root imported once (hold the lock
+# base-build): the build stage's base, debian:13 with the build packages.
+ctr_build_base() {
+	local root
+	podman image exists localhost/netstack-build && return 0
+	root=$(ctr_build_root) || return 1
+	tar -C "$root" -c . | podman import --quiet --change 'CMD ["bash"]' - localhost/netstack-build \
+		>/dev/null
+}
+
+# ctr_bases ARCH...: the build stage's base, and the base image of this machine's architecture
+# and of each ARCH, made at once (mmdebstrap is mostly waiting for the archive and for the
+# disk), each only once.
 ctr_bases() {
 	local arch rc=0
 	local -a pids=()
+	ctr_locked base-build ctr_build_base &
+	pids+=($!)
 	for arch in $(printf '%s\n' "$(dpkg --print-architecture)" "$@" | sort -u); do
 		ctr_locked "base-$arch" ctr_base "$arch" &
 		pids+=($!)
@@ -230,8 +252,8 @@ ctr_bases() {
 }
 
 # ctr_image ARCH TAG: make image for linux/ARCH, tagged TAG, with this podman environment.
-# debian:12 (the build stage's) is this machine's base, debian:12-slim (the runtime stage's)
-# ARCH's: podman 4.3 does not pick a platform's image out of a local manifest list, so one
+# debian:13 (the build stage's) is ctr_build_base, debian:13-slim (the runtime stage's) ARCH's
+# base: podman 4.3 does not pick a platform's image out of a local manifest list, so one
 # storage builds one architecture at a time (the lock build).
 # Tagged under docker.io/library/ too: the name containers-common's short-name alias gives
 # "debian", which podman looks up for another platform than the machine's.
@@ -239,10 +261,8 @@ ctr_image() {
 	ctr_locked build ctr_image_locked "$@"
 }
 ctr_image_locked() {
-	local host
-	host=$(dpkg --print-architecture)
-	podman tag "localhost/netstack-base-$host" debian:12 docker.io/library/debian:12 &&
-		podman tag "localhost/netstack-base-$1" debian:12-slim docker.io/library/debian:12-slim &&
+	podman tag localhost/netstack-build debian:13 docker.io/library/debian:13 &&
+		podman tag "localhost/netstack-base-$1" debian:13-slim docker.io/library/debian:13-slim &&
 		make -s -C "$CTR_ROOT" image ENGINE=podman PLATFORM="linux/$1" IMAGE="$2"
 }
 
@@ -255,6 +275,23 @@ ctr_binary() {
 	local rc=$?
 	podman rm -f "$c" >/dev/null
 	return $rc
+}
+
+# ctr_rootfs IMAGE DIR: IMAGE's whole file system unpacked at DIR (podman export, running
+# nothing), only when DIR does not already hold this image's (DIR.id). The kernel matrix's
+# arm64 guest runs the exporter in it by chroot: exactly what the image ships, its own libraries
+# and loader.
+ctr_rootfs() {
+	local id c rc
+	id=$(podman image inspect -f '{{.Id}}' "$1") || return 1
+	[ -d "$2" ] && [ "$(cat "$2.id" 2>/dev/null)" = "$id" ] && return 0
+	rm -rf "$2" "$2.id" && mkdir -p "$2" || return 1
+	c=$(podman create --arch "$(podman image inspect -f '{{.Architecture}}' "$1")" "$1") ||
+		return 1
+	podman export "$c" | tar -x --numeric-owner -p -C "$2"
+	rc=$?
+	podman rm -f "$c" >/dev/null
+	[ "$rc" -eq 0 ] && echo "$id" >"$2.id"
 }
 
 # ctr_teardown NAME...: remove these containers and images, if there.

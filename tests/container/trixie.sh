@@ -17,19 +17,17 @@
 source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/container/lib.sh
 source tests/container/lib.sh
-SUITE=trixie
+SUITE=$CTR_SUITE
 PHASES=${1:-root build run}
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 command -v mmdebstrap >/dev/null || skip_all "mmdebstrap not installed (scripts/deps.sh test)"
 command -v unshare >/dev/null || skip_all "needs unshare"
-ARCH=$(dpkg --print-architecture)
 # The build directory inside the clone: the root sees the clone at /mnt.
 TB=$(realpath -m --relative-to=. "$BUILD")/$SUITE
 case $TB in ../* | /*) skip_all "BUILD ($BUILD) must be inside the checkout" ;; esac
 
 T0=$(date +%s)
-# shellcheck disable=SC2046 # one argument per package
-ROOT=$(ctr_root "$SUITE" "$ARCH" $(scripts/deps.sh --list build) 2>"$TMP/root.log")
+ROOT=$(ctr_build_root 2>"$TMP/root.log")
 if [ -z "$ROOT" ]; then
 	not_ok "a $SUITE root from mmdebstrap" "$(tail -n 20 "$TMP/root.log")"
 	finish

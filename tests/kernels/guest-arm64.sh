@@ -22,8 +22,22 @@ mount -t tracefs tracefs /sys/kernel/tracing
 ip link set lo up
 cd "/host$WT" || exit 1
 B=/host$BUILD
-# The exporter is the arm64 image's (run.sh copies it out); the unit tests are the arm64 build's.
-X=/host$EXPORTER
+# The exporter is the arm64 image's, run in the image's own file system (run.sh unpacks it; the
+# host's arm64 libraries are Debian 12's, older than the image's): chroot, with the guest's
+# /proc, /sys (bpffs, tracefs, BTF, cgroup2), /dev and a /tmp of its own bound in, the image's
+# config. The unit tests are the arm64 build's, on the host's libraries.
+R=/host$ROOTFS
+mount -t proc proc "$R/proc" && mount -o rbind /sys "$R/sys" && mount -o bind /dev "$R/dev" &&
+	mount -t tmpfs tmpfs "$R/tmp" || echo "not ok - $KERNEL $ARCH: the image's root prepared for chroot"
+# in_image [SETPRIV_ARGS]: the image's exporter, with the image's setpriv (util-linux) first if
+# given: the root's chroot before the shipped profile drops CAP_SYS_CHROOT.
+in_image() {
+	if [ $# -gt 0 ]; then
+		set -- /usr/bin/setpriv "$@"
+	fi
+	exec env -u LD_LIBRARY_PATH chroot "$R" "$@" /usr/bin/netstack_exporter \
+		--config /etc/netstack_exporter.ini --web.listen-address "127.0.0.1:$PORT"
+}
 P="$KERNEL $ARCH"
 
 # ---- unit tests ----
@@ -64,12 +78,10 @@ for PROFILE in ${PROFILES:-root shipped}; do
 	URL=http://127.0.0.1:$PORT
 	LOG=/tmp/exporter.$PROFILE.log
 	if [ "$PROFILE" = root ]; then
-		"$X" --config conf/netstack_exporter.ini \
-			--web.listen-address "127.0.0.1:$PORT" >"$LOG" 2>&1 </dev/null &
+		(in_image) >"$LOG" 2>&1 </dev/null &
 	else
 		# shellcheck disable=SC2086
-		/usr/bin/setpriv $SHIPPED_SETPRIV "$X" --config conf/netstack_exporter.ini \
-			--web.listen-address "127.0.0.1:$PORT" >"$LOG" 2>&1 </dev/null &
+		(in_image $SHIPPED_SETPRIV) >"$LOG" 2>&1 </dev/null &
 	fi
 	PID=$!
 	# Up to 4 minutes: emulated arm64 on a busy host parses the kernel's BTF slowly.

@@ -11,8 +11,9 @@
 #                                       6.1-amd64+systemd (default: all of them, or $KERNELS)
 # BUILD (default build) is the x86_64 build under test, ARM64_BUILD (default $BUILD/arm64) the
 # arm64 one (its unit tests), built here unless ARM64_BUILD_SKIP=1; the arm64 guest's exporter
-# is the one in the arm64 image (make image PLATFORM=linux/arm64 with tests/container/lib.sh). Kernel packages are fetched with apt-get
-# download (Debian 11's from a private apt configuration: the host's sources stay as they are),
+# is the one in the arm64 image (make image PLATFORM=linux/arm64 with tests/container/lib.sh),
+# run in the image's file system, unpacked at $BUILD/container/arm64/rootfs. Kernel packages
+# are fetched with apt-get download (Debian 11's from a private apt configuration: the host's sources stay as they are),
 # unpacked with dpkg-deb -x, and kept in $KERNELS_CACHE (default build/kernels); nothing is
 # installed on the host. KERNEL_GUEST (a script under the checkout) replaces the x86_64 guest's
 # script, to loop one phase; KERNEL_SMP (default 2) sets the guests' CPUs, KERNELS_JOBS (default
@@ -24,7 +25,7 @@ cd "$(dirname "$0")/../.." || exit 1
 WT=$PWD
 BUILD=${BUILD:-build}
 ARM64_BUILD=${ARM64_BUILD:-$BUILD/arm64}
-ARM64_EXPORTER=$BUILD/container/arm64/netstack_exporter
+ARM64_ROOTFS=$BUILD/container/arm64/rootfs
 CACHE=${KERNELS_CACHE:-build/kernels}
 BOOT_TIMEOUT=${KERNEL_TIMEOUT:-720}
 SMP=${KERNEL_SMP:-2}
@@ -295,12 +296,12 @@ arm64_prepare() { # sets ARM64_EXTRA (files for the initramfs) and ARM64_BB (bus
 			{ tail -n 30 "$CACHE/arm64-build.log"; return 1; }
 		echo "# arm64: make CC=aarch64-linux-gnu-gcc BUILD=$ARM64_BUILD took $(secs "$t0" "$(now)") s"
 	fi
-	# The exporter the guest runs: the arm64 image's (make image, tests/container/lib.sh), so
-	# the image ships what a real arm64 kernel was shown to run.
+	# The exporter the guest runs: the arm64 image's (make image, tests/container/lib.sh), in
+	# the image's own file system (its libraries and loader: chroot in the guest), so the
+	# image ships what a real arm64 kernel was shown to run.
 	(source tests/container/lib.sh && ctr_env && ctr_bases arm64 &&
-		mkdir -p "$(dirname "$ARM64_EXPORTER")" &&
 		ctr_image arm64 localhost/netstack-exporter:test-arm64 &&
-		ctr_binary localhost/netstack-exporter:test-arm64 "$ARM64_EXPORTER") \
+		ctr_rootfs localhost/netstack-exporter:test-arm64 "$ARM64_ROOTFS") \
 		>"$CACHE/arm64-image.log" 2>&1 || { tail -n 30 "$CACHE/arm64-image.log"; return 1; }
 	# busybox and setpriv (util-linux) for arm64, fetched and unpacked like the kernels.
 	local d=$CACHE/arm64-userland p
@@ -388,7 +389,7 @@ boot() { # KERNEL-ARCH[+systemd]: after prepare KERNEL-ARCH
 		echo "SHIPPED_MEMLOCK='$SHIPPED_MEMLOCK'"
 		echo "GUEST='${KERNEL_GUEST:-$guest}' INIT='$init'"
 		if [ "$arch" = arm64 ]; then
-			echo "BUILD='$WT/$ARM64_BUILD' EXPORTER='$WT/$ARM64_EXPORTER'"
+			echo "BUILD='$WT/$ARM64_BUILD' ROOTFS='$WT/$ARM64_ROOTFS'"
 		else
 			echo "BUILD='$WT/$BUILD'"
 		fi
