@@ -98,6 +98,16 @@ for PROFILE in ${PROFILES:-root shipped}; do
 		tail -n 15 "$LOG" | sed 's/^/    /'
 		continue
 	fi
+	# The image's libraries, not the host's (/host/usr/lib/aarch64-linux-gnu, Debian 12's).
+	root=$(readlink "/proc/$PID/root")
+	lib=$(grep -m 1 -o '/[^ ]*/libbpf\.so[^ ]*' "/proc/$PID/maps")
+	case $root:$lib in
+	"$R:$R"/*) echo "ok - $P $PROFILE: runs in the image's root, with its libbpf (${lib#"$R"})" ;;
+	*)
+		echo "not ok - $P $PROFILE: runs in the image's root, with its libbpf"
+		echo "  expected $R and a libbpf under it, got $root and $lib"
+		;;
+	esac
 	for c in drops retrans rtt connections; do
 		want=0
 		[ "$(expect $c)" = up ] && want=1
