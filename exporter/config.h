@@ -19,7 +19,6 @@
  * thread, four times cost 10's (the usual choice; its time: docs/security.md).
  */
 #define MAX_BCRYPT_COST 12
-#define MAX_COLLECTORS 8 /* each takes COLLECTOR_OPTS_SIZE in a configuration */
 #define CONFIG_MAX_BYTES (1 << 20)
 
 /* [web] basic_auth_user = NAME:BCRYPT_HASH */
