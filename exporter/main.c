@@ -30,7 +30,8 @@
 
 static const char usage[] =
 	"Usage: netstack_exporter [flags]\n"
-	"Prometheus exporter for Linux network stack drops, retransmits and RTT.\n\n"
+	"Prometheus exporter of the Linux network stack: drops by reason, TCP retransmits, resets,\n"
+	"connections and round-trip times, counted by BPF programs.\n\n"
 	"  --config FILE               INI configuration (default: built-in defaults)\n"
 	"  --web.listen-address ADDR   host:port, [ipv6]:port or :port (default :9437)\n"
 	"  --node NAME                 add node=\"NAME\" to every series (default: none)\n"

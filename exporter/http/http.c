@@ -19,6 +19,7 @@
 
 #include "base/log.h"
 #include "http/http.h"
+#include "http/httpreload.h"
 #include "http/httpweb.h"
 
 /* The socket libmicrohttpd would make for w: SO_REUSEADDR, dual stack only for "any". */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "http/http.h"
+#include "http/httpreload.h"
 #include "http/httpweb.h"
 
 struct web *http_prepare(const struct config *cfg, char *err, size_t errlen)

@@ -14,6 +14,8 @@
 
 #include "base/log.h"
 #include "http/httpguard.h"
+#include "http/httppem.h"
+#include "http/httproute.h"
 #include "http/httpweb.h"
 
 /* A whole PEM file (at most 1 MiB), NUL-terminated; NULL with the reason in err, errno set. */
