@@ -4,7 +4,7 @@
 
 #include <microhttpd.h>
 
-#include "config.h"
+#include "webconfig.h"
 #include "metrics.h"
 
 /*
@@ -20,7 +20,7 @@ struct http;
 struct scrape;
 struct status;
 struct events;
-struct http *http_open(const struct config *cfg, struct scrape *sc, const struct status *status,
+struct http *http_open(const struct web_config *cfg, struct scrape *sc, const struct status *status,
 		       struct events *evs);
 int http_start(struct http *h);
 /* Stop serving and free h (NULL: nothing to do). */

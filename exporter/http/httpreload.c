@@ -15,7 +15,7 @@
 #include "http/httpreload.h"
 #include "http/httpweb.h"
 
-struct web *http_prepare(const struct config *cfg, char *err, size_t errlen)
+struct web *http_prepare(const struct web_config *cfg, char *err, size_t errlen)
 {
 	return web_new(cfg, err, errlen);
 }

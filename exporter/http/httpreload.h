@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-struct config;
+struct web_config;
 struct http;
 
 /*
@@ -17,7 +17,7 @@ struct http;
  * lock: the old daemon's requests may be waiting for it.
  */
 struct web;
-struct web *http_prepare(const struct config *cfg, char *err, size_t errlen);
+struct web *http_prepare(const struct web_config *cfg, char *err, size_t errlen);
 int http_begin(struct http *h, struct web *w, char *err, size_t errlen);
 void http_retire(struct http *h);
 /* Free what http_prepare made without serving it (--check-config). */

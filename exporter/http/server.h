@@ -8,7 +8,7 @@
 
 #include <microhttpd.h>
 
-#include "config.h"
+#include "webconfig.h"
 #include "http/httpguard.h"
 #include "metrics.h"
 
@@ -17,7 +17,7 @@
 /* One daemon and everything it serves with; freed only after its daemon stopped. */
 struct web {
 	struct http *h; /* the server it serves for, from http_open or http_begin */
-	struct config cfg;
+	struct web_config cfg;
 	char *cert, *key, *ca; /* PEM, read at start and at each reload */
 	char priorities[96];
 	struct MHD_Daemon *daemon;
