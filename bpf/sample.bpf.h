@@ -13,7 +13,7 @@
 #define NETSTACK_SAMPLE_BPF_H
 
 #include "cpu_array.h"
-#include "events.h"
+#include "sample.h"
 
 #define EV_ETH_P_IP 0x0800
 #define EV_ETH_P_IPV6 0x86DD

@@ -2,7 +2,6 @@
 #include <crypt.h>
 #include <errno.h>
 #include <ini.h>
-#include <netdb.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,20 +12,20 @@
 
 #include "collectors/collector.h"
 #include "config.h"
-#include "pods/pods.h"
+#include "pods/podsconf.h"
 
 #define COLLECTOR_PREFIX "collector."
 
 void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
-	strcpy(c->listen_address, ":9437");
-	strcpy(c->metrics_path, "/metrics");
-	c->max_connections = 256;
-	c->timeout_seconds = 10;
-	c->max_per_ip = 16;
-	c->max_request = 16384;
-	strcpy(c->tls_min_version, "TLS12");
+	strcpy(c->web.listen_address, ":9437");
+	strcpy(c->web.metrics_path, "/metrics");
+	c->web.max_connections = 256;
+	c->web.timeout_seconds = 10;
+	c->web.max_per_ip = 16;
+	c->web.max_request = 16384;
+	strcpy(c->web.tls_min_version, "TLS12");
 	c->drop_caps = true;
 	c->seccomp = true;
 	c->pin_wait_seconds = 30;
@@ -36,33 +35,6 @@ void config_defaults(struct config *c)
 	for (int i = 0; collectors[i]; i++) {
 		collector_defaults(collectors[i], &c->collectors[i]);
 	}
-}
-
-int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any)
-{
-	char host[128];
-	const char *colon = strrchr(addr, ':');
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	size_t hl;
-	char *end;
-
-	if (!colon || !colon[1] || strtoul(colon + 1, &end, 10) > 65535 || *end)
-		return -EINVAL;
-	hl = colon - addr;
-	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
-		addr++;
-		hl -= 2;
-	}
-	if (hl >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, addr, hl);
-	host[hl] = 0;
-	*any = !hl;
-	if (getaddrinfo(hl ? host : "::", colon + 1, &hints, &res))
-		return -EINVAL;
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	return 0;
 }
 
 static int set_string(char *dst, size_t size, const char *s, char *err, size_t errlen)
@@ -79,7 +51,7 @@ static int set_string(char *dst, size_t size, const char *s, char *err, size_t e
 static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 {
 	const char *colon = strchr(val, ':');
-	struct web_user *u = &c->users[c->n_users];
+	struct web_user *u = &c->web.users[c->web.n_users];
 	size_t nl = colon ? (size_t)(colon - val) : 0;
 	unsigned cost;
 
@@ -111,19 +83,19 @@ static int add_user(struct config *c, const char *val, char *err, size_t errlen)
 			 (int)nl, val, cost, MAX_BCRYPT_COST);
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < c->n_users; i++)
-		if (strlen(c->users[i].name) == nl && !strncmp(c->users[i].name, val, nl)) {
+	for (unsigned i = 0; i < c->web.n_users; i++)
+		if (strlen(c->web.users[i].name) == nl && !strncmp(c->web.users[i].name, val, nl)) {
 			snprintf(err, errlen, "user '%.*s' given twice", (int)nl, val);
 			return -EINVAL;
 		}
-	if (c->n_users == MAX_WEB_USERS) {
+	if (c->web.n_users == MAX_WEB_USERS) {
 		snprintf(err, errlen, "more than %d users", MAX_WEB_USERS);
 		return -EINVAL;
 	}
 	memcpy(u->name, val, nl);
 	u->name[nl] = 0;
 	strcpy(u->hash, colon + 1);
-	c->n_users++;
+	c->web.n_users++;
 	return 0;
 }
 
@@ -137,30 +109,34 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 			snprintf(err, errlen, LISTEN_ADDRESS_FORM ", got '%s'", val);
 			return -EINVAL;
 		}
-		return set_string(c->listen_address, sizeof(c->listen_address), val, err, errlen);
+		return set_string(c->web.listen_address, sizeof(c->web.listen_address), val, err,
+				  errlen);
 	}
 	if (!strcmp(key, "metrics_path")) {
 		if (val[0] != '/') {
 			snprintf(err, errlen, "metrics_path must start with '/', got '%s'", val);
 			return -EINVAL;
 		}
-		return set_string(c->metrics_path, sizeof(c->metrics_path), val, err, errlen);
+		return set_string(c->web.metrics_path, sizeof(c->web.metrics_path), val, err,
+				  errlen);
 	}
 	if (!strcmp(key, "max_connections"))
-		return parse_uint(val, 1, 65536, &c->max_connections, err, errlen);
+		return parse_uint(val, 1, 65536, &c->web.max_connections, err, errlen);
 	if (!strcmp(key, "connection_timeout"))
-		return parse_uint(val, 1, 3600, &c->timeout_seconds, err, errlen);
+		return parse_uint(val, 1, 3600, &c->web.timeout_seconds, err, errlen);
 	if (!strcmp(key, "max_connections_per_ip"))
-		return parse_uint(val, 1, 65536, &c->max_per_ip, err, errlen);
+		return parse_uint(val, 1, 65536, &c->web.max_per_ip, err, errlen);
 	if (!strcmp(key, "max_request_bytes"))
-		return parse_uint(val, 4096, 1 << 20, &c->max_request, err, errlen);
+		return parse_uint(val, 4096, 1 << 20, &c->web.max_request, err, errlen);
 	if (!strcmp(key, "tls_cert_file"))
-		return set_string(c->tls_cert_file, sizeof(c->tls_cert_file), val, err, errlen);
-	if (!strcmp(key, "tls_key_file"))
-		return set_string(c->tls_key_file, sizeof(c->tls_key_file), val, err, errlen);
-	if (!strcmp(key, "tls_client_ca_file"))
-		return set_string(c->tls_client_ca_file, sizeof(c->tls_client_ca_file), val, err,
+		return set_string(c->web.tls_cert_file, sizeof(c->web.tls_cert_file), val, err,
 				  errlen);
+	if (!strcmp(key, "tls_key_file"))
+		return set_string(c->web.tls_key_file, sizeof(c->web.tls_key_file), val, err,
+				  errlen);
+	if (!strcmp(key, "tls_client_ca_file"))
+		return set_string(c->web.tls_client_ca_file, sizeof(c->web.tls_client_ca_file), val,
+				  err, errlen);
 	if (!strcmp(key, "tls_min_version")) {
 		if (strcmp(val, "TLS10") && strcmp(val, "TLS11") && strcmp(val, "TLS12") &&
 		    strcmp(val, "TLS13")) {
@@ -168,7 +144,7 @@ static int set_web(struct config *c, const char *key, const char *val, char *err
 				 val);
 			return -EINVAL;
 		}
-		strcpy(c->tls_min_version, val);
+		strcpy(c->web.tls_min_version, val);
 		return 0;
 	}
 	if (!strcmp(key, "basic_auth_user"))
@@ -392,8 +368,8 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 		snprintf(err, errlen, "%s: cannot parse (error %d)", path, ret);
 		return -EINVAL;
 	}
-	if (!c->tls_cert_file[0] != !c->tls_key_file[0] ||
-	    (c->tls_client_ca_file[0] && !c->tls_cert_file[0])) {
+	if (!c->web.tls_cert_file[0] != !c->web.tls_key_file[0] ||
+	    (c->web.tls_client_ca_file[0] && !c->web.tls_cert_file[0])) {
 		snprintf(err, errlen,
 			 "%s: [web] tls_cert_file and tls_key_file go together, and "
 			 "tls_client_ca_file needs them",

@@ -11,36 +11,13 @@
 #include "sampling/events.h"
 #include "base/log.h"
 #include "base/parse.h"
-#include "pods/pods.h"
+#include "webconfig.h"
+#include "pods/podsconf.h"
 
-#define MAX_WEB_USERS 16
-/*
- * Highest bcrypt cost accepted: every wrong password runs 2^cost rounds on the password check
- * thread, four times cost 10's (the usual choice; its time: docs/security.md).
- */
-#define MAX_BCRYPT_COST 12
-#define MAX_COLLECTORS 8 /* each takes COLLECTOR_OPTS_SIZE in a configuration */
 #define CONFIG_MAX_BYTES (1 << 20)
 
-/* [web] basic_auth_user = NAME:BCRYPT_HASH */
-struct web_user {
-	char name[64];
-	char hash[72]; /* bcrypt hashes are 60 characters */
-};
-
 struct config {
-	char listen_address[128]; /* [web] listen_address, "host:port", "[v6]:port" or ":port" */
-	char metrics_path[64];	  /* [web] metrics_path */
-	unsigned max_connections; /* [web] max_connections */
-	unsigned timeout_seconds; /* [web] connection_timeout */
-	unsigned max_per_ip;	  /* [web] max_connections_per_ip */
-	unsigned max_request;	  /* [web] max_request_bytes: request line and headers */
-	char tls_cert_file[256];  /* [web] tls_cert_file: PEM; TLS when set (with the key) */
-	char tls_key_file[256];	  /* [web] tls_key_file: PEM */
-	char tls_client_ca_file[256];	      /* [web] tls_client_ca_file: PEM; mTLS when set */
-	char tls_min_version[8];	      /* [web] tls_min_version: TLS10 .. TLS13 */
-	struct web_user users[MAX_WEB_USERS]; /* [web] basic_auth_user, repeated */
-	unsigned n_users;
+	struct web_config web;	   /* [web] */
 	bool drop_caps;		   /* [security] drop_capabilities */
 	char user[64];		   /* [security] user: switch to it after start-up */
 	bool seccomp;		   /* [security] seccomp: the exporter's own filter */
@@ -62,10 +39,5 @@ char *config_read(const char *path, size_t *len, char *err, size_t errlen);
 /* config_load on text read earlier; path only names it in errors. */
 int config_load_text(struct config *c, const char *path, const char *text, size_t len, char *err,
 		     size_t errlen);
-
-#define LISTEN_ADDRESS_FORM "expected host:port, [ipv6]:port or :port"
-
-/* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4); 0 or -EINVAL. */
-int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any);
 
 #endif

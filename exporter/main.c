@@ -30,7 +30,9 @@
 
 static const char usage[] =
 	"Usage: netstack_exporter [flags]\n"
-	"Prometheus exporter for Linux network stack drops, retransmits and RTT.\n\n"
+	"Prometheus exporter of the Linux network stack: drops by reason, TCP retransmits, "
+	"resets,\n"
+	"connections and round-trip times, counted by BPF programs.\n\n"
 	"  --config FILE               INI configuration (default: built-in defaults)\n"
 	"  --web.listen-address ADDR   host:port, [ipv6]:port or :port (default :9437)\n"
 	"  --node NAME                 add node=\"NAME\" to every series (default: none)\n"
@@ -90,7 +92,7 @@ static void apply_overrides(struct config *cfg, const struct overrides *o)
 {
 	/* Checked when parsing flags (main). */
 	if (o->listen)
-		strcpy(cfg->listen_address, o->listen);
+		strcpy(cfg->web.listen_address, o->listen);
 	if (o->node)
 		strcpy(cfg->node, o->node);
 	if (o->level)
@@ -123,7 +125,7 @@ static void keep_restart_keys(struct config *next, const struct config *cfg, cha
 	} keys[] = {
 #define STR(name, field)                                                                           \
 	{ name, offsetof(struct config, field), sizeof(((struct config *)0)->field) }
-		STR("[web] listen_address", listen_address),
+		STR("[web] listen_address", web.listen_address),
 		STR("[bpf] pin_path", pin_path),
 		STR("[labels] node", node),
 		{ "[security] drop_capabilities", offsetof(struct config, drop_caps), 0 },
@@ -178,7 +180,7 @@ static void reload(const char *path, char **text, struct config *cfg, const stru
 	config_defaults(&next);
 	if (new_text && !config_load_text(&next, path, new_text, len, err, sizeof(err))) {
 		apply_overrides(&next, o);
-		web = http_prepare(&next, err, sizeof(err));
+		web = http_prepare(&next.web, err, sizeof(err));
 		if (web && http_begin(http, web, err, sizeof(err)))
 			web = NULL;
 	}
@@ -328,7 +330,7 @@ int main(int argc, char **argv)
 		struct sockaddr_storage ss;
 		bool any;
 
-		if (strlen(listen) >= sizeof(cfg.listen_address) ||
+		if (strlen(listen) >= sizeof(cfg.web.listen_address) ||
 		    parse_listen_address(listen, &ss, &any))
 			return flag_error("flag --web.listen-address: " LISTEN_ADDRESS_FORM
 					  ", got '%s'",
@@ -343,7 +345,7 @@ int main(int argc, char **argv)
 	apply_overrides(&cfg, &over);
 	if (check) {
 		/* The TLS files too: a pair that does not load fails a start (or a reload). */
-		struct web *w = http_prepare(&cfg, err, sizeof(err));
+		struct web *w = http_prepare(&cfg.web, err, sizeof(err));
 
 		free(text);
 		if (!w) {
@@ -422,7 +424,7 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	malloc_trim(0);
-	http = http_open(&cfg, scrape, status, events);
+	http = http_open(&cfg.web, scrape, status, events);
 	if (!http) {
 		exit_code = 1;
 		goto out;

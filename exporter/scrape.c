@@ -14,7 +14,6 @@
 
 #include "collectors/collector.h"
 #include "sampling/events.h"
-#include "http/httpguard.h"
 #include "base/log.h"
 #include "kernel/pin.h"
 #include "pods/pods.h"

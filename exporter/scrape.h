@@ -33,11 +33,17 @@ void scrape_unlock(struct scrape *s);
 /* The collectors' table. Under the scrape lock. */
 struct collector *scrape_collectors(const struct scrape *s);
 
+/* What the HTTP front end's guards refused (http/httpguard.c counts, the scrape renders). */
+struct guard_stats {
+	uint64_t evicted; /* connections closed to make room for another address's */
+	uint64_t limited; /* password checks refused with 429: the address's failure budget */
+	uint64_t busy;	  /* refused with 503: the check queue was full */
+};
+
 /*
  * Render every enabled collector and the exporter's own metrics into out, with what the HTTP
- * guards refused (httpguard.h) among them. Under the scrape lock.
+ * guards refused among them. Under the scrape lock.
  */
-struct guard_stats;
 void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format,
 		   const struct guard_stats *gs);
 

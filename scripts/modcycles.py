@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Module dependency cycles, folder layering and file-scope state of the exporter, from the
-built objects.
+built objects and the sources' #include lines.
 
-A module (exporter/X.o, metrics/X.o) depends on another when it uses a symbol the other
-defines. Prints each cycle (a strongly connected component of more than one module); each call
-from one folder of exporter/ into another that the caller's README does not name on its
-"May call:" line (the top-level files, apart from main.c which may call any, are the folder
+A module (exporter/X.c and X.h, metrics/X.c and X.h) depends on another when it uses a symbol
+the other defines or includes the other's header. Prints each cycle (a strongly connected
+component of more than one module); each call or #include from one folder of exporter/ into
+another that the caller's README does not name on its "May call:" line (the top-level files, apart from main.c which may call any, are the folder
 "core", with exporter/README.md); and each writable file-scope variable (.data or .bss,
 objdump -t) outside main.c but the process-wide ones below, and exits 1; or says there is none.
 Usage: scripts/modcycles.py [BUILD_DIR] [-v: the graph].
 """
-import subprocess, glob, os, sys
+import subprocess, glob, os, re, sys
 args = [a for a in sys.argv[1:] if a != '-v']
 b = args[0] if args else 'build'
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
@@ -35,6 +35,47 @@ for m, us in undefs.items():
     for u in us:
         if u in defs and defs[u] != m:
             g[m].add(defs[u])
+# #include lines are dependencies too (a header's module is its path without .h): an include
+# that runs back up fails like a call. Resolved as the compiler does: the includer's folder,
+# then -Ibpf -Iexporter -Imetrics; headers outside exporter/ and metrics/ (bpf/'s, generated
+# ones, the system's) are below every module.
+INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+def resolve(frm, name):
+    for d in (os.path.dirname(frm), 'bpf', 'exporter', 'metrics'):
+        p = os.path.normpath(os.path.join(d, name))
+        if os.path.exists(os.path.join(root, p)):
+            return p[:-2] if p.startswith(('exporter/', 'metrics/')) else None
+    return None
+includes = []
+for path in sorted(glob.glob(os.path.join(root, 'exporter/**/*.[ch]'), recursive=True) +
+                   glob.glob(os.path.join(root, 'metrics/*.[ch]'))):
+    rel = os.path.relpath(path, root)
+    m = rel[:-2]
+    for line in open(path, errors='replace'):
+        x = INC.match(line)
+        d = x and resolve(rel, x.group(1))
+        if d and d != m:
+            includes.append((m, d))
+# A header of no source file (a folder's shared declarations) stands for what it includes: it
+# is no module of its own, so "a.c includes shared.h, which includes b.h" is a -> b.
+mods = {os.path.relpath(c, root)[:-2] for c in glob.glob(os.path.join(root, 'exporter/**/*.c'),
+                                                            recursive=True)}
+mods |= {os.path.relpath(c, root)[:-2] for c in glob.glob(os.path.join(root, 'metrics/*.c'))}
+inc = {}
+for m, d in includes:
+    inc.setdefault(m, set()).add(d)
+def through(d, seen):
+    if d in mods:
+        return {d}
+    if d in seen:
+        return set()
+    seen.add(d)
+    return set().union(*(through(x, seen) for x in inc.get(d, ()))) if inc.get(d) else set()
+for m, d in includes:
+    if m in mods:
+        for x in through(d, set()) - {m}:
+            g.setdefault(m, set()).add(x)
+            g.setdefault(x, set())
 # Tarjan
 idx, low, st, on, comps, n = {}, {}, [], set(), [], [0]
 def sc(v):
@@ -69,7 +110,7 @@ def folder(m):
     return parts[1] if len(parts) > 2 else 'main' if parts[1] == 'main' else 'core'
 src = os.path.join(root, 'exporter')
 allowed = {}
-for f in set(map(folder, g)) - {'main', 'metrics'}:
+for f in set(map(folder, set(g) | {d for _, d in includes})) - {'main', 'metrics'}:
     readme = os.path.join(src, 'README.md' if f == 'core' else f + '/README.md')
     try:
         line = next(l for l in open(readme) if l.startswith('May call:'))
@@ -77,16 +118,15 @@ for f in set(map(folder, g)) - {'main', 'metrics'}:
         sys.exit('modcycles: %s has no "May call:" line' % readme)
     allowed[f] = {w.strip(' .`\n') for w in line[len('May call:'):].split(',')} - {'', 'nothing'}
 layering = []
-for m in sorted(g):
-    for d in sorted(g[m]):
-        fm, fd = folder(m), folder(d)
-        if fm not in ('main', 'metrics', fd) and fd not in allowed[fm]:
-            layering.append('%s -> %s (%s may call: %s)' % (m, d, fm,
-                                                           ', '.join(sorted(allowed[fm]))))
+edges = {(m, d) for m in g for d in g[m]} | set(includes)
+for m, d in sorted(edges):
+    fm, fd = folder(m), folder(d)
+    if fm not in ('main', 'metrics', fd) and fd not in allowed[fm]:
+        layering.append('%s -> %s (%s may call: %s)' % (m, d, fm, ', '.join(sorted(allowed[fm]))))
 for x in layering:
     print('layering:', x)
 if not layering:
-    print('every call between folders is one the caller\'s README allows')
+    print('every call and #include between folders is one the caller\'s README allows')
 # Process-wide by nature: the log threshold, libcurl's functions loaded once.
 ALLOWED = {('exporter/base/log', 'log_threshold'), ('exporter/pods/kubecurl', 'kube_lc'),
            ('exporter/pods/kubecurl', 'lc_handle')}

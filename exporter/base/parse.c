@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Value parsers every configuration section shares: a leaf, it uses nothing of the exporter. */
 #include <errno.h>
+#include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,5 +99,32 @@ int parse_label_list(const char *s, const char *const *required,
 		return -EINVAL;
 	}
 	*mask = m;
+	return 0;
+}
+
+int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any)
+{
+	char host[128];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	size_t hl;
+	char *end;
+
+	if (!colon || !colon[1] || strtoul(colon + 1, &end, 10) > 65535 || *end)
+		return -EINVAL;
+	hl = colon - addr;
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, addr, hl);
+	host[hl] = 0;
+	*any = !hl;
+	if (getaddrinfo(hl ? host : "::", colon + 1, &hints, &res))
+		return -EINVAL;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
 	return 0;
 }

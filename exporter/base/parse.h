@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 /* Shared value parsers; 0 or -EINVAL with a message naming the expected form in err. */
 int parse_bool(const char *s, bool *out, char *err, size_t errlen);
@@ -24,5 +25,10 @@ struct label_option {
 int parse_label_list(const char *s, const char *const *required,
 		     const struct label_option *optional, size_t n_optional, unsigned *mask,
 		     char *err, size_t errlen);
+
+#define LISTEN_ADDRESS_FORM "expected host:port, [ipv6]:port or :port"
+
+/* "host:port", "[v6addr]:port" or ":port" (every address, IPv6 and IPv4); 0 or -EINVAL. */
+int parse_listen_address(const char *addr, struct sockaddr_storage *ss, bool *any);
 
 #endif

@@ -33,6 +33,8 @@ struct collector_env {
 
 /* Room for any collector's options (rtt's cgroup path is the largest). */
 #define COLLECTOR_OPTS_SIZE (PATH_MAX + 64)
+/* The registry's room: each takes COLLECTOR_OPTS_SIZE in a configuration. */
+#define MAX_COLLECTORS 8
 
 /*
  * A collector's section of a configuration. A reload compares them byte for byte to tell which

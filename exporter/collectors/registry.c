@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "collectors/collector.h"
-#include "config.h"
 
 extern const struct collector_ops drops_collector;
 extern const struct collector_ops resets_collector;

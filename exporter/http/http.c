@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/parse.h"
 #include "http/http.h"
+#include "http/httpreload.h"
 #include "http/httpweb.h"
 
 /* The socket libmicrohttpd would make for w: SO_REUSEADDR, dual stack only for "any". */
@@ -52,7 +54,7 @@ static int listen_socket(const struct web *w, char *err, size_t errlen)
 	return fd;
 }
 
-struct http *http_open(const struct config *cfg, struct scrape *sc, const struct status *status,
+struct http *http_open(const struct web_config *cfg, struct scrape *sc, const struct status *status,
 		       struct events *evs)
 {
 	char err[512] = "";

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "http/httpreply.h"
-#include "http/httpweb.h"
+#include "http/httpauth.h"
+#include "http/server.h"
 
 /* Whether "name:pass" hashes to one of the credentials bcrypt accepted before (d: its hash). */
 static bool granted_before(const struct web *w, const char *name, const char *pass,

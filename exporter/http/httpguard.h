@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "scrape.h"
+
 /*
  * What keeps one HTTP daemon usable while others abuse it: a fair share of connections per
  * client address (when the daemon is full, a new connection closes one of the address that
@@ -52,11 +54,6 @@ void guard_quiesce(struct guard *g);
 void guard_free(struct guard *g);
 
 /* What the guards refused since start (every daemon, reloads included), for the scrape. */
-struct guard_stats {
-	uint64_t evicted; /* connections closed to make room for another address's */
-	uint64_t limited; /* password checks refused with 429: the address's failure budget */
-	uint64_t busy;	  /* refused with 503: the check queue was full */
-};
 void guard_stats(struct guard_pool *p, struct guard_stats *s);
 
 /* From MHD_OPTION_NOTIFY_CONNECTION. */

@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http/httpweb.h"
+#include "http/httppem.h"
+#include "http/server.h"
 
 void tls_priorities(char *buf, size_t len, const char *min_version)
 {

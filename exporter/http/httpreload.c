@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "http/http.h"
+#include "http/httpreload.h"
 #include "http/httpweb.h"
 
-struct web *http_prepare(const struct config *cfg, char *err, size_t errlen)
+struct web *http_prepare(const struct web_config *cfg, char *err, size_t errlen)
 {
 	return web_new(cfg, err, errlen);
 }

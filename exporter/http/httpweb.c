@@ -13,7 +13,10 @@
 #include <sys/socket.h>
 
 #include "base/log.h"
+#include "base/parse.h"
 #include "http/httpguard.h"
+#include "http/httppem.h"
+#include "http/httproute.h"
 #include "http/httpweb.h"
 
 /* A whole PEM file (at most 1 MiB), NUL-terminated; NULL with the reason in err, errno set. */
@@ -54,7 +57,7 @@ void web_free(struct web *w)
 	free(w);
 }
 
-struct web *web_new(const struct config *cfg, char *err, size_t errlen)
+struct web *web_new(const struct web_config *cfg, char *err, size_t errlen)
 {
 	struct web *w = calloc(1, sizeof(*w));
 	int ret = -EINVAL;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "pods/foldlabels.h"
-#include "pods/podfold.h"
-#include "pods/pods.h"
+#include "pods/podsnap.h"
+#include "pods/podsconf.h"
 
 uint64_t labels_hash(const struct labels *l)
 {

@@ -25,7 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pods/kubeapi.h"
 #include "pods/kubeclient.h"
+#include "pods/kubeget.h"
 #include "pods/kubecurl.h"
 #include "pods/mono.h"
 

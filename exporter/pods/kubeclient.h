@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Inside the API client: the client's state, shared by the reflector (kubeapi.c), its requests
- * (kubeget.c) and its counts (kubestats.c). Not for other modules: they use kubeapi.h.
+ * Inside the API client: the client's state, shared by the reflector (kubeapi.c) and its requests
+ * (kubeget.c). Not for other modules: they use kubeapi.h.
  */
 #ifndef NETSTACK_KUBECLIENT_H
 #define NETSTACK_KUBECLIENT_H
 
 #include <curl/curl.h>
 
-#include "pods/kubeapi.h"
-
-enum verb { V_LIST, V_WATCH, V_GET, NR_V };
-enum { E_CONNECT, E_TIMEOUT, E_TLS, E_FORBIDDEN, E_HTTP, E_PARSE, E_GONE, E_CLOSED, E_OTHER, NR_E };
-_Static_assert(NR_E == KUBE_NR_ERRORS && NR_V == KUBE_NR_VERBS, "kubeapi.h's counts");
-extern const char *const kube_verbs[NR_V], *const kube_error_kinds[NR_E]; /* label values */
+#include "pods/kubedecode.h"
+#include "pods/kubesink.h"
+#include "pods/kubestats.h"
+#include "pods/podsconf.h"
 
 /* How a request ended: fine; failed; 410 Gone; failed in a way worth the same request again. */
 enum result { K_OK, K_FAIL, K_GONE, K_RETRY };
@@ -45,16 +43,5 @@ static inline bool kube_stopped(struct kube_client *k)
 {
 	return k->sink.stopping(k->sink.arg);
 }
-
-/*
- * GET url, its body decoded as it arrives (a PodList, or watch events applied to the sink):
- * how it ended, each failure counted and logged (kube_count_error).
- */
-enum result kube_get(struct kube_client *k, enum verb v, const char *url, long total_timeout);
-/* A failure of kind: counted every time, logged the first time per kind. */
-void kube_count_error(struct kube_client *k, int kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* The pod list is known current now (netstack_pods_last_sync_timestamp_seconds). */
-void kube_synced(struct kube_client *k);
 
 #endif

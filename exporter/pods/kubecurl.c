@@ -8,7 +8,6 @@
 #include <errno.h>
 
 #include "base/log.h"
-#include "pods/kubeapi.h"
 #include "pods/kubecurl.h"
 
 struct kube_curl kube_lc;

@@ -26,4 +26,8 @@ struct kube_curl {
 };
 extern struct kube_curl kube_lc;
 
+/* dlopen libcurl (and curl_global_init) once; 0 or -errno, logged. */
+int kube_global_init(void);
+void kube_global_cleanup(void);
+
 #endif

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pods/pods.h"
+#include "pods/kubepods.h"
 
 #define MAX_CONTAINERS 16
 #define KUBE_RV_MAX 128		      /* resourceVersion; longer ones are refused */

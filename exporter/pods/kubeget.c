@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "pods/kubeclient.h"
+#include "pods/kubeget.h"
 #include "pods/kubecurl.h"
 #include "pods/mono.h"
 

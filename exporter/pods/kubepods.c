@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pods/pods.h"
+#include "pods/kubepods.h"
 
 /* 32 hex digits in 8-4-4-4-12 groups, separated by '-' or (systemd) '_'; dashed copy to out. */
 static int parse_uid(const char *s, size_t n, char *out)

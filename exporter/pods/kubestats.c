@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pods/kubeclient.h"
+#include "metrics.h"
+#include "pods/kubestats.h"
 #include "pods/mono.h"
 
 const char *const kube_verbs[NR_V] = { "list", "watch", "get" };

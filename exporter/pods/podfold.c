@@ -24,7 +24,7 @@
 #include "pods/foldlabels.h"
 #include "pods/foldtable.h"
 #include "pods/podfold.h"
-#include "pods/pods.h"
+#include "pods/podsconf.h"
 
 #define GONE_LABEL "__gone__"
 

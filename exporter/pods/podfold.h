@@ -1,49 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Between the pod resolver (pods.c) and the render-time fold (podfold.c): the snapshot the
- * resolver publishes (podsnap.c) and the fold that reads it. The fold calls nothing of the
- * resolver's: it is handed the snapshot slot and its settings.
+ * The render-time fold of the netns label into pod labels, under a per-family series cap. It
+ * calls nothing of the resolver's: it is handed the snapshot slot (podsnap.h) and its settings.
  */
 #ifndef NETSTACK_PODFOLD_H
 #define NETSTACK_PODFOLD_H
 
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "metrics.h"
-
-/* Who owns one network namespace; strings are never NULL ("" when unknown). */
-struct pod_attr {
-	uint32_t netns;
-	bool expired; /* gone longer than the grace period */
-	const char *namespace, *pod, *container, *process;
-};
-
-/* An immutable table the resolver publishes; scrapes hold a reference while they render. */
-struct pods_snapshot {
-	int refs; /* under its slot's mu */
-	size_t n;
-	struct pod_attr *v; /* sorted by netns; strings owned */
-};
-
-/* Where the latest snapshot is published. */
-struct podsnap {
-	pthread_mutex_t mu;
-	struct pods_snapshot *current;
-};
-
-void podsnap_init(struct podsnap *p);
-/* A reference to the latest snapshot (NULL: none yet), to give back with podsnap_put. */
-struct pods_snapshot *podsnap_get(struct podsnap *p);
-void podsnap_put(struct podsnap *p, struct pods_snapshot *s);
-/* Publish s (one reference, the slot's) in place of the latest; NULL forgets it. */
-void podsnap_publish(struct podsnap *p, struct pods_snapshot *s);
-/* Free a snapshot never published. */
-void podsnap_free(struct pods_snapshot *s);
-/* NULL when the namespace is unknown (not seen by the resolver, or s is NULL). */
-const struct pod_attr *podsnap_find(const struct pods_snapshot *s, uint32_t netns);
+#include "pods/podsnap.h"
 
 /* The fold's families, reading snapshots from snap; NULL when out of memory. */
 struct podfold *podfold_new(struct podsnap *snap);

@@ -17,6 +17,8 @@
 
 #include "base/log.h"
 #include "kernel/kernel.h"
+#include "pods/kubecurl.h"
+#include "pods/pods.h"
 #include "pods/resolver.h"
 
 unsigned pods_max_series(const struct pods *p)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/parse.h"
-#include "pods/resolver.h"
+#include "pods/podsconf.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 

@@ -2,7 +2,7 @@
 /* The pod resolver's published snapshot: a reference-counted, immutable table. */
 #include <stdlib.h>
 
-#include "pods/podfold.h"
+#include "pods/podsnap.h"
 
 void podsnap_init(struct podsnap *p)
 {

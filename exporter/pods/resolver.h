@@ -12,10 +12,8 @@
 
 #include "pods/kubeapi.h"
 #include "pods/podfold.h"
-#include "pods/pods.h"
+#include "pods/podsconf.h"
 #include "pods/taskwalk.h"
-
-enum source { SRC_AUTO, SRC_KUBERNETES, SRC_KUBELET, SRC_NONE };
 
 /* What the resolver remembers of a namespace, across scans. */
 struct nsent {
@@ -73,13 +71,6 @@ static inline void *pods_grow(void *v, size_t n, size_t *cap, size_t size, size_
 		*cap = c;
 	return v;
 }
-
-/* podsconf.c: questions about a configuration. */
-int pods_config_find(const struct pods_config *c, const char *collector); /* index or -ENOENT */
-bool pods_config_wanted(const struct pods_config *c); /* some collector asks for pod labels */
-/* Whether the resolver threads would run otherwise with b than with a. */
-bool pods_config_resolver_differs(const struct pods_config *a, const struct pods_config *b);
-bool pods_config_masks_differ(const struct pods_config *a, const struct pods_config *b);
 
 /* podscan.c: the scanner thread (arg: the pods), and its metrics. */
 void *pods_scanner(void *arg);

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../bpf/events.h"
+#include "sample.h"
 #include "metrics.h"
 
 struct bpf_object;

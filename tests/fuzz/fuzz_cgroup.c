@@ -5,10 +5,11 @@
  * container ID.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pods/pods.h"
+#include "pods/kubepods.h"
 
 static void valid(const struct kube_ids *ids)
 {

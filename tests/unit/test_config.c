@@ -89,10 +89,10 @@ static void test_defaults(void)
 	memset(&c, 0xa5, sizeof(c));
 	drops(&c)->enabled = false;
 	config_defaults(&c);
-	CHECK_STR(c.listen_address, ":9437");
-	CHECK_STR(c.metrics_path, "/metrics");
-	CHECK(c.max_connections == 256);
-	CHECK(c.timeout_seconds == 10);
+	CHECK_STR(c.web.listen_address, ":9437");
+	CHECK_STR(c.web.metrics_path, "/metrics");
+	CHECK(c.web.max_connections == 256);
+	CHECK(c.web.timeout_seconds == 10);
 	CHECK(c.log_level == LOG_INFO);
 	CHECK(c.seccomp);
 	CHECK(collector_find("drops")->default_enabled);
@@ -152,10 +152,10 @@ static void test_every_key_applied(void)
 		      "enabled = false\n"
 		      "labels = reason, family, protocol, function, netns, interface\n"
 		      "max_series = 100\n");
-	CHECK_STR(c.listen_address, "[::1]:9100");
-	CHECK_STR(c.metrics_path, "/probe/metrics");
-	CHECK(c.max_connections == 128);
-	CHECK(c.timeout_seconds == 30);
+	CHECK_STR(c.web.listen_address, "[::1]:9100");
+	CHECK_STR(c.web.metrics_path, "/probe/metrics");
+	CHECK(c.web.max_connections == 128);
+	CHECK(c.web.timeout_seconds == 30);
 	CHECK(c.log_level == LOG_DEBUG);
 	CHECK(!drops(&c)->enabled);
 
@@ -189,11 +189,11 @@ static void test_number_limits_accepted(void)
 	struct config c;
 
 	EXPECT_OK(&c, "[web]\nmax_connections = 1\nconnection_timeout = 1\n");
-	CHECK(c.max_connections == 1);
-	CHECK(c.timeout_seconds == 1);
+	CHECK(c.web.max_connections == 1);
+	CHECK(c.web.timeout_seconds == 1);
 	EXPECT_OK(&c, "[web]\nmax_connections = 65536\nconnection_timeout = 3600\n");
-	CHECK(c.max_connections == 65536);
-	CHECK(c.timeout_seconds == 3600);
+	CHECK(c.web.max_connections == 65536);
+	CHECK(c.web.timeout_seconds == 3600);
 	EXPECT_OK(&c, "[collector.drops]\nmax_series = 1\n");
 	EXPECT_OK(&c, "[collector.drops]\nmax_series = 1048576\n");
 }
@@ -206,10 +206,10 @@ static void test_whitespace_comments_crlf(void)
 	EXPECT_OK(&c, "  [web]  \n"
 		      "\tmetrics_path\t=\t/m   ; where metrics live\n"
 		      "max_connections=7\n");
-	CHECK_STR(c.metrics_path, "/m");
-	CHECK(c.max_connections == 7);
+	CHECK_STR(c.web.metrics_path, "/m");
+	CHECK(c.web.max_connections == 7);
 	EXPECT_OK(&c, "[web]\r\nmax_connections = 9\r\n\r\n[log]\r\nlevel = warn\r\n");
-	CHECK(c.max_connections == 9);
+	CHECK(c.web.max_connections == 9);
 	CHECK(c.log_level == LOG_WARN);
 	EXPECT_ERROR("[web]\r\nbogus = 1\r\n", 2, "bogus: unknown key 'bogus' in [web]");
 }
@@ -223,8 +223,8 @@ static void test_load_over_current_values(void)
 	EXPECT_OK(&c, "[web]\nlisten_address = 127.0.0.1:1\nmax_connections = 3\n");
 	CHECK(load_text(&c, "[web]\nmax_connections = 4\n", path, sizeof(path), err, sizeof(err)) ==
 	      0);
-	CHECK_STR(c.listen_address, "127.0.0.1:1");
-	CHECK(c.max_connections == 4);
+	CHECK_STR(c.web.listen_address, "127.0.0.1:1");
+	CHECK(c.web.max_connections == 4);
 }
 
 static void test_unknown_section(void)
@@ -333,7 +333,7 @@ static void test_bad_metrics_path(void)
 	config_defaults(&c);
 	CHECK(load_text(&c, "[web]\nmetrics_path = x\n", path, sizeof(path), err, sizeof(err)) ==
 	      -EINVAL);
-	CHECK_STR(c.metrics_path, "/metrics");
+	CHECK_STR(c.web.metrics_path, "/metrics");
 }
 
 static void test_overlong_values(void)
@@ -352,14 +352,14 @@ static void test_overlong_values(void)
 	EXPECT_ERROR("[web]\nlisten_address = 127.0.0.1:70000\n", 2,
 		     "listen_address: " LISTEN_ADDRESS_FORM ", got '127.0.0.1:70000'");
 	EXPECT_OK(&c, "[web]\nlisten_address = [::1]:9437\n");
-	CHECK_STR(c.listen_address, "[::1]:9437");
+	CHECK_STR(c.web.listen_address, "[::1]:9437");
 
 	val[0] = '/';
 	memset(val + 1, 'p', 62);
 	val[63] = '\0';
 	snprintf(text, sizeof(text), "[web]\nmetrics_path = %s\n", val);
 	EXPECT_OK(&c, text);
-	CHECK_STR(c.metrics_path, val);
+	CHECK_STR(c.web.metrics_path, val);
 	val[63] = 'p';
 	val[64] = '\0';
 	snprintf(text, sizeof(text), "[web]\nmetrics_path = %s\n", val);
@@ -490,14 +490,14 @@ static void test_defaults_reset_collector_state(void)
 	EXPECT_OK(&c, "[web]\nmetrics_path = /x\n[collector.drops]\nenabled = false\n"
 		      "labels = reason,family,protocol,function,netns\nmax_series = 10\n");
 	CHECK(!drops(&c)->enabled);
-	CHECK_STR(c.metrics_path, "/x");
+	CHECK_STR(c.web.metrics_path, "/x");
 	config_defaults(&c);
 	CHECK(drops(&c)->enabled);
-	CHECK_STR(c.metrics_path, "/metrics");
+	CHECK_STR(c.web.metrics_path, "/metrics");
 	/* A file that does not mention the collector leaves the defaults. */
 	EXPECT_OK(&c, "[web]\nmax_connections = 5\n");
 	CHECK(drops(&c)->enabled);
-	CHECK_STR(c.metrics_path, "/metrics");
+	CHECK_STR(c.web.metrics_path, "/metrics");
 	/* labels and max_series are back to the defaults too. */
 	config_defaults(&d);
 	CHECK(collector_opts_equal(drops(&c), drops(&d)));
@@ -576,7 +576,7 @@ static void test_long_comment_line(void)
 		fprintf(stderr, "  250-character comment: %s\n", err);
 		CHECK(!strncmp(err, want, strlen(want)));
 	} else {
-		CHECK(c.max_connections == 5);
+		CHECK(c.web.max_connections == 5);
 	}
 }
 
@@ -733,17 +733,17 @@ static void test_web_tls_and_users(void)
 	EXPECT_OK(&c, "[web]\ntls_cert_file = /c.pem\ntls_key_file = /k.pem\n"
 		      "tls_client_ca_file = /ca.pem\ntls_min_version = TLS13\n"
 		      "basic_auth_user = alice:" HASH_A "\nbasic_auth_user = bob:" HASH_A "\n");
-	CHECK_STR(c.tls_cert_file, "/c.pem");
-	CHECK_STR(c.tls_key_file, "/k.pem");
-	CHECK_STR(c.tls_client_ca_file, "/ca.pem");
-	CHECK_STR(c.tls_min_version, "TLS13");
-	CHECK(c.n_users == 2);
-	CHECK_STR(c.users[0].name, "alice");
-	CHECK_STR(c.users[1].name, "bob");
-	CHECK_STR(c.users[1].hash, HASH_A);
+	CHECK_STR(c.web.tls_cert_file, "/c.pem");
+	CHECK_STR(c.web.tls_key_file, "/k.pem");
+	CHECK_STR(c.web.tls_client_ca_file, "/ca.pem");
+	CHECK_STR(c.web.tls_min_version, "TLS13");
+	CHECK(c.web.n_users == 2);
+	CHECK_STR(c.web.users[0].name, "alice");
+	CHECK_STR(c.web.users[1].name, "bob");
+	CHECK_STR(c.web.users[1].hash, HASH_A);
 	config_defaults(&c);
-	CHECK_STR(c.tls_min_version, "TLS12");
-	CHECK(c.n_users == 0 && !c.tls_cert_file[0]);
+	CHECK_STR(c.web.tls_min_version, "TLS12");
+	CHECK(c.web.n_users == 0 && !c.web.tls_cert_file[0]);
 
 	EXPECT_ERROR("[web]\ntls_min_version = TLS14\n", 2,
 		     "tls_min_version: expected TLS10, TLS11, TLS12 or TLS13, got 'TLS14'");

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "metrics.h"
 #include "pods/kubeapi.h"
 
 #define UID1 "0a1b2c3d-4e5f-6789-abcd-ef0123456789"

@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "pods/pods.h"
+#include "pods/kubepods.h"
 
 #define UID "0a1b2c3d-4e5f-6789-abcd-ef0123456789"
 #define UID_ "0a1b2c3d_4e5f_6789_abcd_ef0123456789"

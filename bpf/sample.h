@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Sampled events: the record bpf/sample.bpf.h writes into the shared ring buffer and
- * exporter/sampling/events.c decodes. Fixed size; type and size lead every record so that a reader can
- * reject what it does not know (a newer layout gets a new size).
+ * exporter/sampling/decode.c checks and decodes. Fixed size; type and size lead every record so
+ * that a reader can reject what it does not know (a newer layout gets a new size).
  */
-#ifndef NETSTACK_EVENTS_H
-#define NETSTACK_EVENTS_H
+#ifndef NETSTACK_SAMPLE_H
+#define NETSTACK_SAMPLE_H
 
 enum event_type { EV_NONE, EV_DROP, EV_RETRANS, EV_RTT, EV_RESET, EV_NR_TYPES };
 
