@@ -196,15 +196,15 @@ static enum MHD_Result stream_events(struct events *evs, struct MHD_Connection *
 	return ret;
 }
 
-struct top_ctx {
+struct render_ctx {
 	struct mbuf *m;
-	double now;
-	bool first;
+	double now; /* the top-K lists' window ends here */
+	bool first; /* nothing rendered yet: no comma, no table head */
 };
 
 static void top_json(void *ctx, unsigned type, void *state)
 {
-	struct top_ctx *c = ctx;
+	struct render_ctx *c = ctx;
 
 	mbuf_printf(c->m, "%s\"%s\":", c->first ? "" : ",", event_descs[type]->name);
 	event_descs[type]->top_json(state, c->m, c->now);
@@ -213,7 +213,7 @@ static void top_json(void *ctx, unsigned type, void *state)
 
 void events_top_json(struct events *evs, struct mbuf *m)
 {
-	struct top_ctx c = { m, unix_now(), true };
+	struct render_ctx c = { m, unix_now(), true };
 
 	mbuf_puts(m, "{");
 	store_each_type(events_store(evs), top_json, &c);
@@ -222,7 +222,7 @@ void events_top_json(struct events *evs, struct mbuf *m)
 
 static void top_html(void *ctx, unsigned type, void *state)
 {
-	struct top_ctx *c = ctx;
+	struct render_ctx *c = ctx;
 
 	event_descs[type]->top_html(state, c->m, c->now);
 }
@@ -230,7 +230,7 @@ static void top_html(void *ctx, unsigned type, void *state)
 /* A row of the latest events, the first after the table's head. */
 static void event_row(void *ctx, const struct event_rec *r)
 {
-	struct top_ctx *c = ctx;
+	struct render_ctx *c = ctx;
 	struct mbuf *m = c->m;
 	time_t t = (time_t)r->time;
 	char when[32];
@@ -252,7 +252,7 @@ static void event_row(void *ctx, const struct event_rec *r)
 
 void events_status_html(struct events *evs, struct mbuf *m)
 {
-	struct top_ctx c = { m, unix_now(), true };
+	struct render_ctx c = { m, unix_now(), true };
 
 	store_each_type(events_store(evs), top_html, &c);
 	mbuf_puts(m, "<h2>Latest sampled events</h2>\n");
