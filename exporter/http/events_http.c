@@ -1,15 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* GET /events (JSON lines, filtered, streamed) and GET /events/top (the top-K lists). */
+/*
+ * GET /events (JSON lines, filtered, streamed), GET /events/top (the top-K lists) and the
+ * landing page's events section, from the store's visitors; each type's own members and cells
+ * are its descriptor's (sampling/analyzers/).
+ */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sampling/analyzers/analyzer.h"
 #include "sampling/events.h"
 #include "http/events_http.h"
 #include "http/httpreply.h"
+
+#define HTML_EVENTS 20 /* latest events on the landing page */
+
+static double unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /*
  * Bytes of a streamed /events response libmicrohttpd asks for at a time: with the cursor's
@@ -99,9 +114,52 @@ static enum MHD_Result parse_arg(void *cls, enum MHD_ValueKind kind, const char 
 	return a->err[0] ? MHD_NO : MHD_YES;
 }
 
+void events_stream_open(struct events *evs, struct events_stream *s, const struct event_filter *f,
+			unsigned limit)
+{
+	memset(s, 0, sizeof(*s));
+	store_cursor_open(events_store(evs), &s->c, f, limit);
+}
+
+/* One event's line; about max bytes per piece: the lock is held for a few dozen events at most. */
+static bool render_line(void *ctx, const struct event_rec *r)
+{
+	struct events_stream *s = ctx;
+
+	event_json(&s->pending, r);
+	mbuf_puts(&s->pending, "\n");
+	return s->pending.len < s->max;
+}
+
+long events_stream_read(struct events_stream *s, char *buf, size_t max)
+{
+	size_t n;
+
+	if (s->off == s->pending.len) {
+		mbuf_reset(&s->pending);
+		s->off = 0;
+		s->max = max;
+		store_cursor_next(&s->c, render_line, s);
+		if (s->pending.oom)
+			return -ENOMEM;
+	}
+	n = s->pending.len - s->off;
+	if (n > max)
+		n = max;
+	if (n)
+		memcpy(buf, s->pending.data + s->off, n);
+	s->off += n;
+	return (long)n;
+}
+
+void events_stream_close(struct events_stream *s)
+{
+	mbuf_free(&s->pending);
+}
+
 static ssize_t read_events(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	long n = events_cursor_read(cls, buf, max);
+	long n = events_stream_read(cls, buf, max);
 
 	(void)pos;
 	if (n < 0)
@@ -111,7 +169,7 @@ static ssize_t read_events(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void free_events(void *cls)
 {
-	events_cursor_close(cls);
+	events_stream_close(cls);
 	free(cls);
 }
 
@@ -119,13 +177,13 @@ static void free_events(void *cls)
 static enum MHD_Result stream_events(struct events *evs, struct MHD_Connection *conn,
 				     const struct args *a)
 {
-	struct events_cursor *c = malloc(sizeof(*c));
+	struct events_stream *c = malloc(sizeof(*c));
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
 	if (!c)
 		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	events_cursor_open(evs, c, &a->f, a->limit ? a->limit : EVENTS_MAX);
+	events_stream_open(evs, c, &a->f, a->limit ? a->limit : EVENTS_MAX);
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, EVENTS_BLOCK, read_events, c,
 					      free_events);
 	if (!r) {
@@ -136,6 +194,74 @@ static enum MHD_Result stream_events(struct events *evs, struct MHD_Connection *
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+struct render_ctx {
+	struct mbuf *m;
+	double now; /* the top-K lists' window ends here */
+	bool first; /* nothing rendered yet: no comma, no table head */
+};
+
+static void top_json(void *ctx, unsigned type, void *state)
+{
+	struct render_ctx *c = ctx;
+
+	mbuf_printf(c->m, "%s\"%s\":", c->first ? "" : ",", event_descs[type]->name);
+	event_descs[type]->top_json(state, c->m, c->now);
+	c->first = false;
+}
+
+void events_top_json(struct events *evs, struct mbuf *m)
+{
+	struct render_ctx c = { m, unix_now(), true };
+
+	mbuf_puts(m, "{");
+	store_each_type(events_store(evs), top_json, &c);
+	mbuf_puts(m, "}\n");
+}
+
+static void top_html(void *ctx, unsigned type, void *state)
+{
+	struct render_ctx *c = ctx;
+
+	event_descs[type]->top_html(state, c->m, c->now);
+}
+
+/* A row of the latest events, the first after the table's head. */
+static void event_row(void *ctx, const struct event_rec *r)
+{
+	struct render_ctx *c = ctx;
+	struct mbuf *m = c->m;
+	time_t t = (time_t)r->time;
+	char when[32];
+	struct tm tm;
+
+	if (c->first)
+		mbuf_puts(m, "<table class=\"events\">\n<tr><th>time</th><th>type</th>"
+			     "<th>protocol</th><th>netns</th><th>source</th><th>destination</th>"
+			     "<th>detail</th></tr>\n");
+	c->first = false;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	mbuf_printf(m, "<tr><td>%s</td><td>%s</td>", when, event_type_name(r->ev.type));
+	flow_html(m, &r->ev);
+	mbuf_puts(m, "<td>");
+	event_descs[r->ev.type]->html(m, r);
+	mbuf_puts(m, "</td></tr>\n");
+}
+
+void events_status_html(struct events *evs, struct mbuf *m)
+{
+	struct render_ctx c = { m, unix_now(), true };
+
+	store_each_type(events_store(evs), top_html, &c);
+	mbuf_puts(m, "<h2>Latest sampled events</h2>\n");
+	/* Newest first. */
+	if (store_each_latest(events_store(evs), HTML_EVENTS, event_row, &c))
+		mbuf_puts(m, "</table>\n");
+	else
+		mbuf_puts(m, "<p class=\"empty\">No sampled events yet (sampling is off by "
+			     "default: [sampling] *_sample_rate).</p>\n");
 }
 
 enum MHD_Result events_http(struct events *evs, struct MHD_Connection *conn, const char *url)

@@ -12,7 +12,7 @@
 
 #include "collectors/collector.h"
 #include "http/status_internal.h"
-#include "sampling/events.h"
+#include "http/events_http.h"
 #include "scrape.h"
 #include "version.h"
 

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A raw event from the ring buffer checked and decoded, and a stored event as JSON: no I/O, no
- * lock (the fuzzer links it alone).
+ * A raw event from the ring buffer checked and decoded, and a stored event as JSON (a line of
+ * stdout and of GET /events): no I/O, no lock, no state.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "sampling/analyzers/analyzer.h"
-#include "sampling/events.h"
+#include "sampling/decode.h"
+#include "metrics.h"
 
 /* The layout is shared with the BPF side; a change of size is a new version. */
 _Static_assert(sizeof(struct event) == 96, "struct event changed: update the fuzz corpus");

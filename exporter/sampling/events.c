@@ -1,18 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Sampled events: the object main.c owns, its ring buffer shared by the collectors, and a
- * reload. The rest is in settings.c, decode.c, store.c, consumer.c and stats.c.
+ * Sampled events: the facade that composes the ring buffer and its thread (ring.c), the store
+ * (store.c), the stdout writer (stdout.c) and the counters (stats.c), and a reload.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/log.h"
 #include "kernel/bpfmap.h"
-#include "sampling/events_impl.h"
+#include "sampling/events.h"
+#include "sampling/ring.h"
+#include "sampling/stats.h"
+#include "sampling/stdout.h"
+#include "sampling/store.h"
+
+struct events {
+	/* Written by a reload (main thread) while the consumer thread is stopped, which reads it. */
+	struct sampling_config cfg;
+	struct event_ring *ring;
+	struct event_store *store;
+	struct stdout_writer *out;
+	struct event_stats *stats;
+};
 
 struct events *events_new(const struct sampling_config *c)
 {
@@ -21,12 +33,27 @@ struct events *events_new(const struct sampling_config *c)
 	if (!evs)
 		return NULL;
 	evs->cfg = *c;
-	evs->ring_fd = -1;
-	for (int t = 0; t < EV_NR_TYPES; t++)
-		evs->stats_fd[t] = -1;
-	pthread_mutex_init(&evs->stats_lock, NULL);
-	pthread_mutex_init(&evs->lock, NULL);
+	evs->ring = ring_new();
+	evs->store = store_new(c->max_events);
+	evs->out = stdout_writer_new(c->stdout_per_second);
+	evs->stats = stats_new();
+	if (!evs->ring || !evs->store || !evs->out || !evs->stats) {
+		events_free(evs);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return evs;
+}
+
+void events_free(struct events *evs)
+{
+	if (!evs)
+		return;
+	ring_free(evs->ring); /* first: its thread writes into the others */
+	stats_free(evs->stats);
+	store_free(evs->store);
+	stdout_writer_free(evs->out);
+	free(evs);
 }
 
 int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type type,
@@ -34,7 +61,7 @@ int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type t
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "events");
 	struct bpf_map *state = bpf_object__find_map_by_name(obj, "events_state");
-	int err;
+	int fd, err;
 
 	memset(sc, 0, sizeof(*sc));
 	if (state)
@@ -42,22 +69,24 @@ int events_prepare(struct events *evs, struct bpf_object *obj, enum event_type t
 	if (!evs->cfg.rate[type] || !map)
 		return 0;
 	sampling_config_bpf(&evs->cfg, type, sc);
-	if (evs->ring_fd < 0) {
-		evs->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0,
-					      evs->cfg.ring_bytes, NULL);
-		if (evs->ring_fd < 0) {
-			err = -errno;
-
-			log_error("sampling: cannot create a %u-byte ring buffer: %s",
-				  evs->cfg.ring_bytes, strerror(-err));
-			return err;
-		}
-	}
-	err = bpf_map__reuse_fd(map, evs->ring_fd);
+	fd = ring_fd(evs->ring, evs->cfg.ring_bytes);
+	if (fd < 0)
+		return fd;
+	err = bpf_map__reuse_fd(map, fd);
 	if (err)
 		log_error("sampling: cannot share the ring buffer with the %s programs: %s",
 			  event_type_name(type), strerror(-err));
 	return err;
+}
+
+void events_loaded(struct events *evs, struct bpf_object *obj, enum event_type type)
+{
+	stats_loaded(evs->stats, obj, type);
+}
+
+void events_unloaded(struct events *evs, enum event_type type)
+{
+	stats_unloaded(evs->stats, type);
 }
 
 unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
@@ -67,8 +96,8 @@ unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 
 	if (sampling_config_equal(c, &evs->cfg))
 		return 0;
-	/* The consumer reads cfg without the lock: it waits while cfg changes. */
-	events_consumer_stop(evs);
+	/* The consumer reads cfg and the writer without a lock: it waits while they change. */
+	ring_stop(evs->ring);
 	for (int t = 1; t < EV_NR_TYPES; t++) {
 		sampling_config_bpf(&evs->cfg, t, &a);
 		sampling_config_bpf(c, t, &b);
@@ -79,35 +108,72 @@ unsigned events_reconfigure(struct events *evs, const struct sampling_config *c)
 	 * Another size is another ring, and sampling turned off needs none (it would keep up to
 	 * ring_bytes): every program writing into the old one restarts.
 	 */
-	if ((c->ring_bytes != evs->cfg.ring_bytes || !sampling_config_on(c)) && evs->ring_fd >= 0) {
-		ring_buffer__free(evs->rb);
-		evs->rb = NULL;
-		close(evs->ring_fd);
-		evs->ring_fd = -1;
-	}
-	pthread_mutex_lock(&evs->lock);
-	if (c->max_events != evs->cfg.max_events)
-		events_store_resize(evs, c->max_events);
+	if (c->ring_bytes != evs->cfg.ring_bytes || !sampling_config_on(c))
+		ring_close(evs->ring);
+	store_resize(evs->store, c->max_events);
+	stdout_writer_set_rate(evs->out, c->stdout_per_second);
 	evs->cfg = *c;
-	pthread_mutex_unlock(&evs->lock);
 	return restart;
 }
 
-void events_free(struct events *evs)
+void events_add(struct events *evs, const struct event *ev, double unix_time)
 {
-	if (!evs)
-		return;
-	events_consumer_stop(evs);
-	ring_buffer__free(evs->rb);
-	if (evs->ring_fd >= 0)
-		close(evs->ring_fd);
+	struct event_rec r;
+
+	if (!evs->cfg.to_stdout) {
+		store_add(evs->store, ev, unix_time, NULL);
+	} else if (store_add(evs->store, ev, unix_time, &r)) {
+		stdout_writer_add(evs->out, &r);
+	}
+}
+
+/* The consumer thread's handlers. */
+static void on_event(void *ctx, const struct event *ev, double unix_time)
+{
+	events_add(ctx, ev, unix_time);
+}
+
+static void on_poll(void *ctx)
+{
+	struct events *evs = ctx;
+
+	stdout_writer_flush(evs->out); /* nothing to write unless [sampling] stdout is on */
+	stats_check_losses(evs->stats, &evs->cfg);
+}
+
+int events_start(struct events *evs, const struct kernel *k)
+{
+	const struct ring_handler h = { on_event, on_poll, evs };
+	int err;
+
+	if (!ring_made(evs->ring) || ring_running(evs->ring))
+		return 0;
+	err = store_start(evs->store, k);
+	if (!err)
+		err = ring_start(evs->ring, &h);
+	if (err)
+		return err;
+	log_info("sampling: reading events (ring buffer %u bytes, keeping the last %u)",
+		 evs->cfg.ring_bytes, evs->cfg.max_events);
+	return 0;
+}
+
+void events_collect(struct events *evs, struct expo *e)
+{
+	uint64_t lost[EV_NR_TYPES];
+
 	for (int t = 0; t < EV_NR_TYPES; t++)
-		if (evs->stats_fd[t] >= 0)
-			close(evs->stats_fd[t]);
-	events_analyzers_fini(evs);
-	free(evs->store);
-	mbuf_free(&evs->line);
-	pthread_mutex_destroy(&evs->lock);
-	pthread_mutex_destroy(&evs->stats_lock);
-	free(evs);
+		lost[t] = stdout_writer_lost(evs->out, t);
+	stats_collect(evs->stats, e, lost);
+}
+
+bool events_exemplar(struct events *evs, enum event_type type, const void *series, struct labels *l,
+		     char *buf, size_t len, double *time)
+{
+	return store_exemplar(evs->store, type, series, l, buf, len, time);
+}
+
+struct event_store *events_store(struct events *evs)
+{
+	return evs->store;
 }

@@ -7,7 +7,7 @@
 
 #include "base/parse.h"
 #include "sampling/analyzers/analyzer.h"
-#include "sampling/events_impl.h"
+#include "sampling/settings.h"
 
 void events_defaults(struct sampling_config *c)
 {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer: raw ring buffer bytes through the decoder; whatever it accepts then goes through
- * the analyzers, the store and every output (JSON lines, top-K, HTML, exemplar lookup), which
- * must never crash, leak or read out of bounds.
+ * the analyzers, the store and every output the pages render from it (http/events_http.c: JSON
+ * lines, top-K, HTML) and the exemplar lookup, which must never crash, leak or read out of bounds.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/events_http.h"
 #include "sampling/events.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -15,7 +16,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct event_filter f = { 0 };
 	struct labels l = { 0 };
 	struct mbuf m = { 0 };
-	struct events_cursor c;
+	struct events_stream c;
 	char piece[300];
 	struct event ev;
 	long n;
@@ -39,10 +40,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort(); /* accepted something it must refuse */
 	events_add(evs, &ev, ev.ts_ns / 1e9);
 	/* /events as the HTTP thread reads it, in small pieces that split lines. */
-	events_cursor_open(evs, &c, &f, 1 + data[0] % 8);
-	while ((n = events_cursor_read(&c, piece, 1 + data[1] % sizeof(piece))) > 0)
+	events_stream_open(evs, &c, &f, 1 + data[0] % 8);
+	while ((n = events_stream_read(&c, piece, 1 + data[1] % sizeof(piece))) > 0)
 		mbuf_write(&m, piece, n);
-	events_cursor_close(&c);
+	events_stream_close(&c);
 	if (n < 0)
 		abort();
 	events_top_json(evs, &m);

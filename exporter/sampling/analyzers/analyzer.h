@@ -4,9 +4,9 @@
  * that differs between types (the checks of a raw event, its analyzer, its JSON members and
  * HTML detail, its top-K list, its exemplars) lives in that file, so sampling/ handles every
  * type alike. A type keeps what its analyzer learns (top-K tables, exemplars) in a state its
- * init makes and fini frees, which store.c owns and hands to the other hooks: no file-static
- * state. The hooks run with the event store locked (entry on the consumer thread, the
- * renderers on the HTTP thread), so a type's state needs no lock of its own, but for what
+ * init makes and fini frees, which the store (store.c) owns and hands to the other hooks: no
+ * file-static state. The hooks run with the event store locked (entry on the consumer thread,
+ * the renderers on the HTTP thread, in the store's visitors: http/events_http.c), so a type's state needs no lock of its own, but for what
  * scrapes read without that lock (exemplar).
  */
 #ifndef NETSTACK_ANALYZER_H
@@ -14,7 +14,8 @@
 
 #include <pthread.h>
 
-#include "sampling/events.h"
+#include "metrics.h"
+#include "sampling/record.h"
 
 struct kernel;
 
