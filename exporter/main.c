@@ -386,6 +386,8 @@ int main(int argc, char **argv)
 	 * they are all joined (out:).
 	 */
 	kernel_init(&kernel);
+	/* Before any BPF object is made, while CAP_SYS_RESOURCE (if granted) is still held. */
+	kernel_raise_memlock(&kernel);
 	env.events = events = events_new(&cfg.sampling);
 	pods = pods_new(&cfg.pods);
 	scrape = scrape_new(run, pods, events);

@@ -597,6 +597,31 @@ bool kernel_has_bpf_loop(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_loop, NULL) == 1;
 }
 
+void kernel_raise_memlock(const struct kernel *k)
+{
+	struct rlimit rl, inf = { RLIM_INFINITY, RLIM_INFINITY };
+	unsigned long long kib;
+
+	if (!k->features.memlock_charged || getrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return;
+	kib = rl.rlim_cur / 1024;
+	/* Unlimited needs CAP_SYS_RESOURCE (or an unlimited hard limit); the soft one never does. */
+	if (!setrlimit(RLIMIT_MEMLOCK, &inf)) {
+		log_info("RLIMIT_MEMLOCK raised from %llu KiB to unlimited: kernels before 5.11 "
+			 "charge BPF maps and programs to it",
+			 kib);
+		return;
+	}
+	if (rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (!setrlimit(RLIMIT_MEMLOCK, &rl))
+		log_info("RLIMIT_MEMLOCK raised from %llu KiB to its hard limit, %llu KiB: kernels "
+			 "before 5.11 charge BPF maps and programs to it",
+			 kib, (unsigned long long)rl.rlim_max / 1024);
+}
+
 const char *bpf_memlock_hint(const struct kernel *k, int err, char *buf, size_t len)
 {
 	struct rlimit rl;
@@ -605,8 +630,9 @@ const char *bpf_memlock_hint(const struct kernel *k, int err, char *buf, size_t 
 	    !k->features.memlock_charged)
 		return "";
 	snprintf(buf, len,
-		 "; RLIMIT_MEMLOCK is %llu KiB and kernels before 5.11 charge BPF maps to it "
-		 "(raise it: systemd LimitMEMLOCK=infinity, ulimit -l unlimited)",
+		 "; RLIMIT_MEMLOCK is %llu KiB and kernels before 5.11 charge BPF maps and "
+		 "programs to it, per user (raise it: systemd LimitMEMLOCK=infinity, ulimit -l "
+		 "unlimited; in a pod CAP_SYS_RESOURCE, deploy/kubernetes/components/memlock)",
 		 (unsigned long long)rl.rlim_cur / 1024);
 	return buf;
 }

@@ -130,6 +130,11 @@ const struct ksyms *kernel_ksyms(const struct kernel *k, int *err);
 void kernel_free(struct kernel *k);
 
 /*
+ * Where the kernel charges BPF to RLIMIT_MEMLOCK (before 5.11): raise it to unlimited if allowed
+ * (CAP_SYS_RESOURCE), else the soft limit to the hard one; logged when raised.
+ */
+void kernel_raise_memlock(const struct kernel *k);
+/*
  * Why a BPF load failed with err (-EPERM) when it is RLIMIT_MEMLOCK: kernels before 5.11 charge
  * BPF maps to it. A phrase to append to the error ("; ...", written into buf), or "".
  */

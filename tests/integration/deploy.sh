@@ -256,4 +256,39 @@ if [ "$RENDERED" = 1 ]; then
 	fi
 fi
 
+# ---- memlock overlay -----------------------------------------------------------------------
+# For nodes on kernels before 5.11 (components/memlock): the base plus CAP_SYS_RESOURCE, with
+# which the exporter raises its RLIMIT_MEMLOCK at start (the kernel matrix's pod-memlock
+# profile runs it); nothing else. It composes with the other components.
+if [ "$RENDERED" = 1 ]; then
+	if kubectl kustomize "$K/overlays/memlock" >"$TMP/memlock.yaml" 2>"$TMP/memlock.err" &&
+		yaml2json <"$TMP/memlock.yaml" >"$TMP/memlock.json"; then
+		ok "kubectl kustomize $K/overlays/memlock renders"
+		add='.spec.template.spec.containers[0].securityContext.capabilities.add'
+		caps=".[] | select(.kind == \"DaemonSet\") | $add"
+		check_eq "memlock: capabilities added: the base's and SYS_RESOURCE" \
+			"$EXPECTED_CAPS SYS_RESOURCE" "$(jq -r "$caps | sort | join(\" \")" "$TMP/memlock.json")"
+		strip="map(if .kind == \"DaemonSet\" then del($add) else . end)"
+		jq -S "$strip" "$B" >"$TMP/base.strip" && jq -S "$strip" "$TMP/memlock.json" >"$TMP/memlock.strip"
+		if diff -u "$TMP/base.strip" "$TMP/memlock.strip" >"$TMP/memlock.diff"; then
+			ok "memlock: everything else is the base's"
+		else
+			not_ok "memlock: everything else is the base's" "$(head -n 20 "$TMP/memlock.diff")"
+		fi
+	else
+		not_ok "kubectl kustomize $K/overlays/memlock renders" "$(cat "$TMP/memlock.err")"
+	fi
+	mkdir "$TMP/both"
+	rel=$(realpath --relative-to="$TMP/both" "$K")
+	printf 'resources: [%s/base]\ncomponents: [%s/components/pod-labels, %s/components/memlock]\n' \
+		"$rel" "$rel" "$rel" >"$TMP/both/kustomization.yaml"
+	if kubectl kustomize "$TMP/both" 2>"$TMP/both.err" | yaml2json >"$TMP/both.json"; then
+		check_eq "memlock with pod-labels: SYS_RESOURCE added and NODE_NAME set" \
+			"$EXPECTED_CAPS SYS_RESOURCE NODE_NAME" \
+			"$(jq -r "($caps | sort | join(\" \")) + \" \" + ([.[] | select(.kind == \"DaemonSet\") | .spec.template.spec.containers[0].env[].name] | join(\" \"))" "$TMP/both.json")"
+	else
+		not_ok "memlock with pod-labels renders" "$(cat "$TMP/both.err")"
+	fi
+fi
+
 finish

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Inside an x86_64 guest of tests/kernels/run.sh (as its init): mounts what a node has, then for
-# each profile (root; shipped = the systemd unit's user and capabilities; pod = the DaemonSet's)
-# starts the exporter and checks it against the guest kernel's own counters:
+# each profile (root; shipped = the systemd unit's user and capabilities; pod = the DaemonSet's;
+# where the kernel charges BPF to RLIMIT_MEMLOCK, pod-memlock = the pod with components/memlock,
+# its labels phase only, and CAP_SYS_RESOURCE gone after start) starts the exporter and checks it
+# against the guest kernel's own counters:
 #   - netstack_collector_up per collector as the expectation table says; a collector expected
 #     down logs why; --strict serves (and exits 0) when all are expected up, exits 1 otherwise;
 #   - drops: NO_SOCKET equals the namespace's Udp NoPorts, NETFILTER_DROP equals an nftables
@@ -73,8 +75,9 @@ check_eq() { # NAME EXPECTED ACTUAL [DETAIL...]
 # Builtins where they do: every process costs under TCG.
 declare -A WANT UP
 for kv in $EXPECT; do WANT[${kv%%=*}]=${kv#*=}; done
-# memlock: up where RLIMIT_MEMLOCK lets the maps load (root; the unit with LimitMEMLOCK), down
-# with a log line naming RLIMIT_MEMLOCK in the pod profile (no CAP_SYS_RESOURCE, 64 KiB here).
+# memlock: up where RLIMIT_MEMLOCK lets the maps load (root; the unit with LimitMEMLOCK; the pod
+# with components/memlock's CAP_SYS_RESOURCE), down with a log line naming RLIMIT_MEMLOCK in the
+# pod profile (no CAP_SYS_RESOURCE, 64 KiB here).
 expect() {
 	local w=${WANT[$1]:-}
 	[ "$w" = memlock ] && { [ "$PROFILE" = pod ] && w=down || w=up; }
@@ -207,6 +210,7 @@ start() { # [ARGS...]: the exporter as $PROFILE on $PORT; sets PID LOG
 	root) exec "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
 	shipped) exec ${SHIPPED_MEMLOCK:+prlimit --memlock=$SHIPPED_MEMLOCK} setpriv $SHIPPED_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
 	pod) exec setpriv $POD_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
+	pod-memlock) exec setpriv $POD_MEMLOCK_SETPRIV "$EXP" --config "$ini" --web.listen-address "127.0.0.1:$PORT" "$@" ;;
 	esac >"$LOG" 2>&1 </dev/null &
 	PID=$!
 	# Up to 4 minutes: under TCG on a busy host start-up (BTF parsed a few times) is slow.
@@ -224,6 +228,7 @@ has_cap() { # CAP (lower case): whether $PROFILE runs with it
 	root) return 0 ;;
 	shipped) [[ $SHIPPED_SETPRIV == *"+$1"* ]] ;;
 	pod) [[ $POD_SETPRIV == *"+$1"* ]] ;;
+	pod-memlock) [[ $POD_MEMLOCK_SETPRIV == *"+$1"* ]] ;;
 	esac
 }
 stop() { # sets STOP_RC, the exit status
@@ -701,14 +706,16 @@ u, v = socket.socketpair(); u.send(b"unread"); v.close(); u.close()' ||
 	np=$(($(snmp A Udp NoPorts) - np))
 	nft=$(($(nft_packets) - nft))
 	seg=$(($(snmp C Tcp RetransSegs) + $(snmp S Tcp RetransSegs) - seg))
+	[ "$PROFILE" = pod-memlock ] && memlock_privs
 	stop
 	kill "$sender" "$sink" 2>/dev/null
 	wait "$sender" "$sink" 2>/dev/null
 	# Bigger maps with the labels: where RLIMIT_MEMLOCK bounds them (pod profile, before 5.11),
 	# a collector may be down, saying why; its counts are then not checked.
+	local upl=''
 	for c in $COLLECTORS; do
 		[ "$(expect "$c")" = up ] || continue
-		grep -q "^netstack_collector_up{collector=\"$c\"} 0" /tmp/n1 || continue
+		grep -q "^netstack_collector_up{collector=\"$c\"} 1" /tmp/n1 && upl+=" $c" && continue
 		if [ "${FEATURE[memlock]:-}" = yes ] && [ "$PROFILE" = pod ] &&
 			grep -q "msg=\"$c: .*RLIMIT_MEMLOCK" "$LOG"; then
 			ok "labels: $c down under RLIMIT_MEMLOCK, logged"
@@ -717,6 +724,7 @@ u, v = socket.socketpair(); u.send(b"unread"); v.close(); u.close()' ||
 			not_ok "labels: $c up" "$(show_log)"
 		fi
 	done
+	[ -n "$upl" ] && ok "labels: collectors up:$upl"
 	if [ "$(expect drops)" = up ] && [ "${WANT_NETNS[drops]:-}" != down ] &&
 		[ "${FEATURE[dropreason]:-}" = no ]; then
 		[ "$PROFILE" = root ] && drop_deltas /tmp/n0 /tmp/n1 "traffic"
@@ -829,6 +837,35 @@ u, v = socket.socketpair(); u.send(b"unread"); v.close(); u.close()' ||
 	fi
 }
 
-for PROFILE in ${PROFILES:-root shipped pod}; do
-	run_profile
+# pod-memlock: the capability components/memlock adds (CAP_SYS_RESOURCE) raised the limit at
+# start and is gone after it; the limit stays raised.
+memlock_privs() {
+	local k v l prm='' eff='' lim=''
+	while read -r k v _; do
+		case $k in CapPrm:) prm=$v ;; CapEff:) eff=$v ;; esac
+	done <"/proc/$PID/status"
+	while read -r l; do [[ $l == "Max locked memory"* ]] && lim=$l; done <"/proc/$PID/limits"
+	check_eq "memlock: CAP_SYS_RESOURCE (24) neither permitted nor effective after start" 0 \
+		$((0x${prm:-1000000} >> 24 & 1 | 0x${eff:-1000000} >> 24 & 1)) "CapPrm $prm CapEff $eff"
+	if [[ $lim =~ ^Max\ locked\ memory\ +unlimited\ +unlimited ]] &&
+		grep -q 'msg="RLIMIT_MEMLOCK raised from [0-9]* KiB to unlimited' "$LOG"; then
+		ok "memlock: RLIMIT_MEMLOCK raised to unlimited at start, logged"
+	else
+		not_ok "memlock: RLIMIT_MEMLOCK raised to unlimited at start, logged" "$lim" "$(show_log)"
+	fi
+}
+
+# Where the kernel charges BPF to RLIMIT_MEMLOCK, the pod once more with components/memlock: the
+# labels phase alone (one exporter start) checks every collector up, drops exact and the walk.
+DEFAULT_PROFILES="root shipped pod"
+[ "${FEATURE[memlock]:-}" = yes ] && DEFAULT_PROFILES+=" pod-memlock"
+for PROFILE in ${PROFILES:-$DEFAULT_PROFILES}; do
+	if [ "$PROFILE" = pod-memlock ]; then
+		t0=$(uptime_s)
+		labels_phase
+		cp "$LOG" "$RES/exporter.$PROFILE.log"
+		echo "# $P $PROFILE: done in $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+	else
+		run_profile
+	fi
 done

@@ -35,8 +35,11 @@ FAILED=0 PASSED_N=0 FAILED_N=0
 # (root, and each way the project ships it: a collector up as root must be up as shipped).
 # 5.10: tp_btf/kfree_skb has no drop reason argument (5.17+): drops counts every kfree_skb() as
 # NOT_SPECIFIED by location (dropreason=no below).
-# memlock: 5.10 charges BPF maps to RLIMIT_MEMLOCK (64 KiB by default): up as root and under
-# the unit (LimitMEMLOCK=infinity), down in the pod profile with a log line saying why.
+# memlock: 5.10 charges BPF maps and programs to RLIMIT_MEMLOCK (64 KiB by default): up as root,
+# under the unit (LimitMEMLOCK=infinity) and in the pod-memlock profile (components/memlock adds
+# CAP_SYS_RESOURCE: the exporter raises its limit), down in the pod profile with a log line
+# saying why. Up there only what fits (docs/kernels.md): retrans needs 56 KiB; rtt and resets 68,
+# connections 124, drops 1048.
 EXPECT_TABLE='
 # kernel  arch   drops  retrans  rtt      connections  resets
 6.1       amd64  up     up       up       up           up
@@ -48,7 +51,8 @@ EXPECT_TABLE='
 # headers directly (bpf_rdonly_cast, 6.2+), else helper reads; err = tcp_retransmit_skb's err
 # argument (6.17+: netstack_tcp_retransmit_failures_total); memlock = BPF maps charged to
 # RLIMIT_MEMLOCK (before 5.11): in the pod profile (64 KiB) a collector may then be down with a
-# log line naming it; args = the RTT callback's arguments (6.10+: rtt_kind="sample" has samples);
+# log line naming it, and the guest runs the pod-memlock profile too (one exporter start: every
+# collector up, drops exact, the walk up, CAP_SYS_RESOURCE gone after start); args = the RTT callback's arguments (6.10+: rtt_kind="sample" has samples);
 # existing = connections open before start measured (iter/tcp + bpf_setsockopt, 6.12+); loop =
 # bpf_loop (5.17+), with which the pod resolver's process walk runs in one go, else in chunks of
 # tail calls (logged); either way the pod labels are checked (but in the pod profile where
@@ -103,7 +107,7 @@ CACHE=$(cd "$CACHE" && pwd)
 [ $# -gt 0 ] || set -- ${KERNELS:-6.1-amd64 6.12-amd64 5.10-amd64 6.1-arm64 6.1-amd64+systemd}
 
 # ---- item 5: what ships, parsed from the files that ship it ----------------------------------
-# Two profiles: "shipped" is the systemd unit (the user systemd gives it, the unit's capabilities
+# Two profiles (and a third, below, where RLIMIT_MEMLOCK matters): "shipped" is the systemd unit (the user systemd gives it, the unit's capabilities
 # as ambient ones, no_new_privs, conf/ INI as make install installs it); "pod" is the DaemonSet
 # with the image's user (uid 0 whose bounding set is only the added capabilities, no_new_privs
 # from allowPrivilegeEscalation: false, the ConfigMap's INI). Where two files describe the same
@@ -144,11 +148,13 @@ SHIPPED_MEMLOCK=$(unit_key LimitMEMLOCK)
 SHIPPED_SETPRIV="--reuid=$U_USER --regid=$U_GROUP --clear-groups --bounding-set=-all,+${U_AMB//,/,+}"
 SHIPPED_SETPRIV+=" --inh-caps=-all,+${U_AMB//,/,+} --ambient-caps=-all,+${U_AMB//,/,+} $U_NNP"
 
-yaml_ds() { # the DaemonSet's first container as JSON
+yaml_json() { # FILE: its YAML documents as one JSON array
 	perl -MYAML::XS -MJSON::PP -e '$YAML::XS::Boolean = "JSON::PP"; local $/;
 		my @d = grep { defined } YAML::XS::Load(<STDIN>);
-		print JSON::PP->new->canonical->encode(\@d), "\n"' <"$DS" |
-		jq -c '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0]'
+		print JSON::PP->new->canonical->encode(\@d), "\n"' <"$1"
+}
+yaml_ds() { # the DaemonSet's first container as JSON
+	yaml_json "$DS" | jq -c '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[0]'
 }
 if ! DSC=$(yaml_ds) || [ -z "$DSC" ]; then
 	not_ok "pod: $DS parses (needs libyaml-libyaml-perl and jq)"
@@ -177,11 +183,27 @@ P_NNP=
 [ "$(jq -r '.securityContext.allowPrivilegeEscalation' <<<"$DSC")" = false ] && P_NNP=--no-new-privs
 # Kubernetes sets no ambient capabilities: uid 0 keeps the bounding set at exec, another uid
 # keeps nothing.
-POD_SETPRIV="--reuid=${P_UID:-0} --regid=${P_GID:-0} --clear-groups"
-POD_SETPRIV+=" --bounding-set=-all,+${P_CAPS//,/,+} --inh-caps=-all --ambient-caps=-all $P_NNP"
+pod_setpriv() { # CAPS ("bpf,x")
+	echo "--reuid=${P_UID:-0} --regid=${P_GID:-0} --clear-groups" \
+		"--bounding-set=-all,+${1//,/,+} --inh-caps=-all --ambient-caps=-all $P_NNP"
+}
+POD_SETPRIV=$(pod_setpriv "$P_CAPS")
+# A third, where the kernel charges BPF to RLIMIT_MEMLOCK: "pod-memlock" is the pod with what
+# components/memlock (the opt-in for nodes before 5.11) adds to its capabilities, parsed from
+# the component's patch, which may add capabilities and nothing else.
+MEMLOCK_PATCH=deploy/kubernetes/components/memlock/daemonset-patch.yaml
+CAPS_ADD=/spec/template/spec/containers/0/securityContext/capabilities/add/-
+M_CAPS=$(yaml_json "$MEMLOCK_PATCH" | jq -r --arg p "$CAPS_ADD" \
+	'.[0][] | if .op == "add" and .path == $p then .value else "NOT-A-CAPABILITY" end' | capset)
+if [ -n "$M_CAPS" ] && [[ $M_CAPS != *not-a-capability* ]]; then
+	ok "pod-memlock: $MEMLOCK_PATCH adds only the capabilities $M_CAPS"
+else
+	not_ok "pod-memlock: $MEMLOCK_PATCH adds only capabilities" "adds '$M_CAPS'"
+fi
+POD_MEMLOCK_SETPRIV=$(pod_setpriv "$(tr , ' ' <<<"$P_CAPS,$M_CAPS" | capset)")
 [ "$U_AMB" = "$P_CAPS" ] ||
 	echo "# note: the systemd unit grants $U_AMB, the DaemonSet $P_CAPS; each profile runs with its own"
-echo "# profiles: root; shipped = ${SHIPPED_MEMLOCK:+prlimit --memlock=$SHIPPED_MEMLOCK }setpriv $SHIPPED_SETPRIV; pod = setpriv $POD_SETPRIV"
+echo "# profiles: root; shipped = ${SHIPPED_MEMLOCK:+prlimit --memlock=$SHIPPED_MEMLOCK }setpriv $SHIPPED_SETPRIV; pod = setpriv $POD_SETPRIV; pod-memlock (kernels with memlock=yes) = setpriv $POD_MEMLOCK_SETPRIV"
 
 # ---- kernel packages ---------------------------------------------------------------------------
 APT_PRIV=$CACHE/apt
@@ -386,6 +408,7 @@ boot() { # KERNEL-ARCH[+systemd]: after prepare KERNEL-ARCH
 			print "direct=" $3, "err=" $4, "memlock=" $5, "args=" $6, "existing=" $7,
 				"loop=" $8, "reason=" $9, "dropreason=" $10 }' <<<"$FEATURE_TABLE")'"
 		echo "SHIPPED_SETPRIV='$SHIPPED_SETPRIV' POD_SETPRIV='$POD_SETPRIV' CI='${CI:-}'"
+		echo "POD_MEMLOCK_SETPRIV='$POD_MEMLOCK_SETPRIV'"
 		echo "SHIPPED_MEMLOCK='$SHIPPED_MEMLOCK'"
 		echo "GUEST='${KERNEL_GUEST:-$guest}' INIT='$init'"
 		if [ "$arch" = arm64 ]; then
