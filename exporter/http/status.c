@@ -30,7 +30,7 @@ const struct source status_sources[NR_SOURCES] = {
 const struct source status_qsources[NR_QSOURCES] = {
 	{ "TCP round-trip time", RTT_COLLECTOR, RTT_FAMILY, "family", "rtt_kind",
 	  "round trips measured", NULL },
-	{ "TCP handshake time", CONNECTIONS_COLLECTOR, HANDSHAKE_FAMILY, "direction", NULL,
+	{ "TCP handshake time", CONNECTIONS_COLLECTOR, HANDSHAKE_FAMILY, "direction", "family",
 	  "handshakes timed", NULL },
 };
 
@@ -375,6 +375,7 @@ static void add_qsample(struct expo_filter *f, const struct labels *l, const dou
 		memcpy(q->edge, s->edge, (nb + 1) * sizeof(double));
 		q->nb = nb;
 	}
+	q->label2 |= v2 != NULL;
 	snprintf(name, sizeof(name), "%s%s%s", v, v2 ? " " : "", v2 ? v2 : "");
 	r = qrow_for(q, name);
 	for (unsigned b = 0; r && b < nb; b++)
@@ -441,7 +442,7 @@ static void qsample(struct status *s, struct qseries *q, const struct source *sr
 				 .src = src,
 				 .q = q };
 	for (unsigned i = 0; i < q->n_rows; i++)
-		memset(q->rows[i].c + q->head * q->nb, 0, q->nb * sizeof(uint64_t));
+		memset(q->rows[i].c + (size_t)q->head * q->nb, 0, q->nb * sizeof(uint64_t));
 	q->state = state_of(scrape_read(s->scrape, src->collector, &sum->f));
 	if (q->state == SOURCE_OK && !sum->seen_family)
 		q->state = SOURCE_NO_FAMILY;

@@ -79,6 +79,7 @@ struct qrow {
 
 struct qseries {
 	enum source_state state;
+	bool label2;	   /* some row is named by label2 too */
 	unsigned nb;	   /* buckets (0: none read yet) */
 	double *edge;	   /* their nb + 1 edges, from 0 up: bucket b is (edge[b], edge[b + 1]] */
 	unsigned readings; /* in the ring, at most STATUS_QPOINTS + 1 */

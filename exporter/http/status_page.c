@@ -197,9 +197,10 @@ static void qseries_html(struct mbuf *m, const struct qseries *q, const struct s
 			continue;
 		if (!n++)
 			mbuf_printf(m,
-				    "<table class=\"quantiles\">\n<tr><th>%s</th><th>p50</th>"
+				    "<table class=\"quantiles\">\n<tr><th>%s%s%s</th><th>p50</th>"
 				    "<th>p99</th><th>in %s</th></tr>\n",
-				    src->label, span);
+				    src->label, q->label2 ? ", " : "", q->label2 ? src->label2 : "",
+				    span);
 		mbuf_puts(m, "<tr><td>");
 		escape_html(m, r->name);
 		mbuf_puts(m, "</td>");
