@@ -98,6 +98,9 @@ flood() { ip netns exec "$NS" "$UDPFLOOD" 127.0.0.1 "$PORT" "$1" >/dev/null; }
 # ---- TCP with a known round trip: the RTT, handshake and retransmit tables ----
 D=10 # ms each way: a round trip of 2 D
 netns_client_server stpage
+# Last before the namespaces go: what is left in them (a server's child whose client's FIN an
+# nfqdelay held when it was stopped, a connect still retrying).
+on_exit "ip netns pids $NS_C | xargs -r kill; ip netns pids $NS_S | xargs -r kill"
 for ipt in iptables ip6tables; do
 	ip netns exec "$NS_C" $ipt -A OUTPUT -p tcp --dport 6036 -j NFQUEUE --queue-num 36 ||
 		skip_all "no NFQUEUE target ($ipt)"
@@ -117,11 +120,11 @@ ip netns exec "$NS_S" chrt -f 10 "$PINGPONG" server fd99::2 6036 >"$TMP/pp.serve
 on_exit "kill $!"
 wait_grep "$TMP/pp.server" '^listening$' || skip_all "pingpong server did not start"
 # tcp_traffic: the ping-pong, a connection at a time, and SYNs that go unanswered (two
-# retransmits each in 4 s), until killed
+# retransmits each in 4 s), until killed or the server is gone
 tcp_traffic() {
-	ip netns exec "$NS_C" chrt -f 10 "$PINGPONG" client fd99::2 6036 3600 >/dev/null &
-	while :; do
-		ip netns exec "$NS_C" "$PINGPONG" client fd99::2 6036 0.05 >/dev/null
+	ip netns exec "$NS_C" chrt -f 10 "$PINGPONG" client fd99::2 6036 3600 >/dev/null 2>&1 &
+	while ip netns exec "$NS_C" "$PINGPONG" client fd99::2 6036 0.05 >/dev/null 2>&1; do
+		:
 	done &
 	for _ in 1 2 3 4; do
 		ip netns exec "$NS_C" timeout 4 "$PINGPONG" client fd99::2 6037 1 >/dev/null 2>&1 &
