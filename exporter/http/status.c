@@ -298,7 +298,7 @@ static unsigned buckets_of(struct qsummer *s, const double *bounds, const uint64
 
 	s->edge[0] = 0;
 	if (nh && nh->n) {
-		double step = 1.0 / (1 << nh->schema), low = exp2((nh->offset - 1) * step);
+		double step = exp2(-nh->schema), low = exp2((nh->offset - 1) * step);
 
 		if (nh->n + 2 > STATUS_BUCKETS)
 			return 0;

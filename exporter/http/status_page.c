@@ -7,7 +7,6 @@
  * as XML too), no scripts, no external assets. It renders what status.c sampled: no map read.
  */
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,9 +165,10 @@ static void collecting(struct mbuf *m, const char *what)
 static void duration_cell(struct mbuf *m, double t)
 {
 	mbuf_printf(m, "<td class=\"num\"><data value=\"%.9g\">", t);
-	if (t < 1e-3)
+	/* The thresholds round: never "1000 µs" or "1e+03 ms". */
+	if (t < 0.9995e-3)
 		mbuf_printf(m, "%.0f &#181;s", t * 1e6);
-	else if (t < 1)
+	else if (t < 0.9995)
 		mbuf_printf(m, "%.3g ms", t * 1e3);
 	else
 		mbuf_printf(m, "%.3g s", t);
