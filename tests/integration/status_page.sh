@@ -29,7 +29,8 @@
 #      under its family (collectors/families.h): a family renamed under the page fails here.
 # schedule: serial once
 # why: the page in Chromium (its renderer ASan-checked in test_status, utf8); its sparkline
-# is the host's NETFILTER_DROP rate: drops alongside shape it
+# is the host's NETFILTER_DROP rate: drops alongside shape it; its RTT and handshake quantiles
+# are the host's: connections alongside shift them
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
