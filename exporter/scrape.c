@@ -54,9 +54,15 @@ void scrape_free(struct scrape *s)
 	free(s);
 }
 
-struct collector *scrape_collectors(const struct scrape *s)
+bool scrape_collector_at(const struct scrape *s, size_t i, struct collector_status *cs)
 {
-	return s->running;
+	const struct collector *c = &s->running[i];
+
+	if (!c->ops)
+		return false;
+	*cs = (struct collector_status){ c->ops->name, c->ops->description, c->enabled,
+					 c->state != NULL };
+	return true;
 }
 
 void scrape_lock(struct scrape *s)
@@ -94,8 +100,59 @@ static double now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void render_collector(const struct scrape *s, struct collector *c, struct expo *e)
+/*
+ * scrape_read's filter: a family the pod filter folds goes to it first, and what its flush
+ * writes (its folded series) goes on to tap through an exposition of its own; the others go to
+ * tap as they come.
+ */
+struct tap_chain {
+	struct expo_filter f;
+	struct expo_filter *pods, *tap; /* pods: the collector's pod filter, NULL: none */
+	bool folding;			/* the current family goes to pods */
+	const char *family;
+	enum metric_type type;
+	struct expo folded; /* pods' output, its filter tap */
+};
+
+static bool chain_capture(struct expo_filter *f, const char *family, enum metric_type type)
 {
+	struct tap_chain *c = (struct tap_chain *)f;
+
+	c->folding = c->pods && c->pods->capture(c->pods, family, type);
+	c->family = family;
+	c->type = type;
+	return c->folding || c->tap->capture(c->tap, family, type);
+}
+
+static void chain_sample(struct expo_filter *f, const struct labels *l, const double *bounds,
+			 const uint64_t *counts, int nbounds, double sum,
+			 const struct native_hist *nh, const struct exemplar *ex)
+{
+	struct tap_chain *c = (struct tap_chain *)f;
+	struct expo_filter *to = c->folding ? c->pods : c->tap;
+
+	to->sample(to, l, bounds, counts, nbounds, sum, nh, ex);
+}
+
+static void chain_flush(struct expo_filter *f, struct expo *e, bool keep)
+{
+	struct tap_chain *c = (struct tap_chain *)f;
+
+	if (!c->folding) {
+		c->tap->flush(c->tap, e, keep);
+		return;
+	}
+	/* tap decides here whether it takes the folded family; what it does not take is text. */
+	expo_family(&c->folded, c->family, c->type, NULL);
+	c->pods->flush(c->pods, &c->folded, keep);
+	expo_set_filter(&c->folded, c->tap, keep);
+}
+
+/* chain: scrape_read's (its pods filled in here), NULL: a scrape's. */
+static void render_collector(const struct scrape *s, struct collector *c, struct expo *e,
+			     struct tap_chain *chain)
+{
+	struct expo_filter *pods;
 	size_t mark = e->out->len;
 	double start = now_seconds();
 	uint64_t gen = 0;
@@ -107,7 +164,10 @@ static void render_collector(const struct scrape *s, struct collector *c, struct
 	 */
 	if (s->pods && c->ops->object)
 		gen = counters_generation(c->ops->object(c->state));
-	expo_set_filter(e, s->pods ? pods_filter(s->pods, c->ops->name, gen) : NULL, true);
+	pods = s->pods ? pods_filter(s->pods, c->ops->name, gen) : NULL;
+	if (chain)
+		chain->pods = pods;
+	expo_set_filter(e, chain ? &chain->f : pods, true);
 	ok = c->ops->collect(c->state, e) == 0;
 	expo_set_filter(e, NULL, ok);
 	/* A failing collector leaves nothing half-written, and the scrape goes on. */
@@ -115,6 +175,32 @@ static void render_collector(const struct scrape *s, struct collector *c, struct
 		e->out->len = mark;
 	c->last_success = ok;
 	c->last_duration = now_seconds() - start;
+}
+
+enum collector_reading scrape_read(struct scrape *s, const char *collector, struct expo_filter *tap)
+{
+	struct tap_chain chain = { .f = { chain_capture, chain_sample, chain_flush }, .tap = tap };
+	struct mbuf scratch = { 0 }, folded = { 0 };
+	struct collector *c = s->running;
+	struct expo e;
+
+	while (c->ops && strcmp(c->ops->name, collector))
+		c++;
+	if (!c->ops)
+		return READING_NOT_BUILT;
+	if (!c->enabled)
+		return READING_DISABLED;
+	if (!c->state)
+		return READING_DOWN;
+	expo_init(&e, &scratch, FORMAT_PROMETHEUS);
+	expo_init(&chain.folded, &folded, FORMAT_PROMETHEUS);
+	expo_set_filter(&chain.folded, tap, true);
+	render_collector(s, c, &e, &chain);
+	expo_finish(&e);
+	expo_finish(&chain.folded);
+	mbuf_free(&scratch);
+	mbuf_free(&folded);
+	return c->last_success ? READING_OK : READING_FAILED;
 }
 
 static void per_collector(const struct scrape *s, struct expo *e, const char *name,
@@ -265,7 +351,7 @@ void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format
 	e.constant = s->constant.n ? &s->constant : NULL;
 	for (struct collector *c = s->running; c->ops; c++)
 		if (c->enabled && c->state)
-			render_collector(s, c, &e);
+			render_collector(s, c, &e, NULL);
 	if (s->events)
 		events_collect(s->events, &e);
 

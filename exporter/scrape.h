@@ -30,8 +30,13 @@ void scrape_free(struct scrape *s);
 void scrape_lock(struct scrape *s);
 void scrape_unlock(struct scrape *s);
 
-/* The collectors' table. Under the scrape lock. */
-struct collector *scrape_collectors(const struct scrape *s);
+/* One row of the collectors' table, for pages that list them. */
+struct collector_status {
+	const char *name, *description;
+	bool enabled, up;
+};
+/* Row i (0, 1, ... until false: its end) of the collectors' table. Under the scrape lock. */
+bool scrape_collector_at(const struct scrape *s, size_t i, struct collector_status *cs);
 
 /* What the HTTP front end's guards refused (http/httpguard.c counts, the scrape renders). */
 struct guard_stats {
@@ -46,6 +51,25 @@ struct guard_stats {
  */
 void scrape_render(struct scrape *s, struct mbuf *out, enum metric_format format,
 		   const struct guard_stats *gs);
+
+/* What scrape_read found of a collector. */
+enum collector_reading {
+	READING_OK,
+	READING_NOT_BUILT, /* no collector of that name in this build */
+	READING_DISABLED,
+	READING_DOWN,	/* enabled, but it did not start */
+	READING_FAILED, /* its collect failed (what tap had of it is to be thrown away) */
+};
+
+/*
+ * One collector rendered as a scrape renders it (its pod labels folded in, its success and
+ * duration noted), every family tap captures handed to tap after the fold and the rest thrown
+ * away: the status page's readings. collector: a name from base/families.h. Under the
+ * scrape lock.
+ */
+struct expo_filter;
+enum collector_reading scrape_read(struct scrape *s, const char *collector,
+				   struct expo_filter *tap);
 
 /*
  * The one label added to every series (node): name must outlive the scrape, value is copied

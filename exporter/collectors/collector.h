@@ -15,6 +15,7 @@
 
 #include "metrics.h"
 #include "base/parse.h"
+#include "base/families.h" /* the names others read families by */
 
 struct bpf_object;
 struct kernel;

@@ -397,7 +397,7 @@ static int render_handshakes(struct connections *cn, struct expo *e, struct slot
 		h->c[at == HS_SUM_AT ? HIST_SUM : at - HS_CELLS_AT] += r->value;
 	}
 	expo_family(
-		e, "netstack_tcp_handshake_seconds", METRIC_HISTOGRAM,
+		e, HANDSHAKE_FAMILY, METRIC_HISTOGRAM,
 		"TCP handshake time by direction: active from the first SYN sent to the SYN-ACK "
 		"received, SYN retransmits included; passive from the SYN's arrival to "
 		"ESTABLISHED.");
@@ -431,7 +431,7 @@ static struct bpf_object *connections_object(void *state)
 }
 
 const struct collector_ops connections_collector = {
-	.name = "connections",
+	.name = CONNECTIONS_COLLECTOR,
 	.description = "TCP connections by direction and outcome: established, failed, reset, "
 		       "timeout, closed (tp_btf/inet_sock_set_state)",
 	.default_enabled = true,

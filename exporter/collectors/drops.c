@@ -570,7 +570,7 @@ static int drops_collect(void *state, struct expo *e)
 	if (err)
 		return err;
 
-	expo_family(e, "netstack_skb_drops_total", METRIC_COUNTER,
+	expo_family(e, DROPS_FAMILY, METRIC_COUNTER,
 		    "Packets dropped by the kernel, by drop reason.");
 	/* Merge the two sorted sequences, adding up rows that render as the same series. */
 	have_a = next_array_row(d, na, &pos, &a);
@@ -617,7 +617,7 @@ static struct bpf_object *drops_object(void *state)
 }
 
 const struct collector_ops drops_collector = {
-	.name = "drops",
+	.name = DROPS_COLLECTOR,
 	.description = "packets dropped by the kernel, by drop reason (tp_btf/kfree_skb)",
 	.default_enabled = true,
 	.sampled = EV_DROP,

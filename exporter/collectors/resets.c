@@ -232,7 +232,7 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 }
 
 static const struct slot_family families[] = {
-	[M_SENT] = { "netstack_tcp_resets_sent_total",
+	[M_SENT] = { RESETS_SENT_FAMILY,
 		     "TCP resets sent, by the kernel's reset reason and the TCP state of the "
 		     "socket (__none__: no socket matched the segment)." },
 	[M_RECEIVED] = { "netstack_tcp_resets_received_total",
@@ -260,7 +260,7 @@ static struct bpf_object *resets_object(void *state)
 }
 
 const struct collector_ops resets_collector = {
-	.name = "resets",
+	.name = RESETS_COLLECTOR,
 	.description = "TCP resets sent by reset reason and TCP state, and resets received "
 		       "(tp_btf/tcp_send_reset, tcp_receive_reset)",
 	.default_enabled = true,

@@ -324,9 +324,9 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 }
 
 static const struct slot_family families[] = {
-	[M_PACKETS] = { "netstack_tcp_retransmits_total", "TCP retransmissions the kernel counted, "
-							  "one per packet, by kind, cause and "
-							  "TCP state." },
+	[M_PACKETS] = { RETRANSMITS_FAMILY, "TCP retransmissions the kernel counted, "
+					    "one per packet, by kind, cause and "
+					    "TCP state." },
 	[M_SEGMENTS] = { "netstack_tcp_retransmitted_segments_total",
 			 "TCP segments retransmitted, as counted in TcpRetransSegs, by cause." },
 	[M_FAILURES] = { "netstack_tcp_retransmit_failures_total",
@@ -359,7 +359,7 @@ static struct bpf_object *retrans_object(void *state)
 }
 
 const struct collector_ops retrans_collector = {
-	.name = "retrans",
+	.name = RETRANS_COLLECTOR,
 	.description = "TCP retransmissions by kind, cause and TCP state, and retransmitted "
 		       "segments (tp_btf/tcp_retransmit_skb, tcp_retransmit_synack)",
 	.default_enabled = true,

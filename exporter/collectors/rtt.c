@@ -477,7 +477,7 @@ static int rtt_collect(void *state, struct expo *e)
 		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 	}
 
-	expo_family(e, "netstack_tcp_rtt_seconds", METRIC_HISTOGRAM,
+	expo_family(e, RTT_FAMILY, METRIC_HISTOGRAM,
 		    "TCP round-trip time: the smoothed RTT (as ss shows it) each time the kernel "
 		    "measures a round trip (sockops RTT callback).");
 	for (size_t i = 0; i < n; i++)
@@ -502,7 +502,7 @@ static struct bpf_object *rtt_object(void *state)
 }
 
 const struct collector_ops rtt_collector = {
-	.name = "rtt",
+	.name = RTT_COLLECTOR,
 	.description = "TCP round-trip times as a histogram (sockops RTT callback)",
 	.default_enabled = true,
 	.sampled = EV_RTT,

@@ -13,9 +13,11 @@
 #define STATUS_NAMES 256
 
 /*
- * The status page's memory: for drops and for TCP resets sent, the last reading of each
- * reason's counter and the increase of each row over the last STATUS_POINTS samples. Owned by
- * main.c, which samples; served by the HTTP front end. Both under the scrape lock.
+ * The status page's memory: for drops, TCP resets sent and TCP retransmits, the last reading of
+ * each reason's (cause's) counter and the increase of each row over the last STATUS_POINTS
+ * samples; for RTT and handshake times, the histograms' buckets at the last minute's samples
+ * and their p50 and p99. Owned by main.c, which samples; served by the HTTP front end. Both
+ * under the scrape lock.
  */
 struct status;
 /* sc (scrape.h) and evs (events.h, NULL: none) outlive the status; NULL with errno set. */

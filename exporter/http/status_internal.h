@@ -9,12 +9,18 @@
 
 #include "http/status.h"
 
-/* What a table shows: a counter family with a reason label, from the collector that has it. */
+/*
+ * What a table shows: a family (base/families.h) from the collector that writes it. A
+ * counter table has a row per value of label; a quantile table (a histogram) a row per value
+ * of label and, when the series have it, label2.
+ */
 struct source {
-	const char *title, *collector, *family, *what, *color;
+	const char *title, *collector, *family, *label, *label2, *what, *color;
 };
-#define NR_SOURCES 2
+#define NR_SOURCES 3
 extern const struct source status_sources[NR_SOURCES];
+#define NR_QSOURCES 2
+extern const struct source status_qsources[NR_QSOURCES];
 
 enum source_state {
 	SOURCE_OK,
@@ -23,6 +29,7 @@ enum source_state {
 	SOURCE_DOWN,	  /* enabled, but it did not start */
 	SOURCE_FAILED,	  /* its collect failed at the last sample */
 	SOURCE_NO_FAMILY, /* running, without that family */
+	SOURCE_NO_LABEL,  /* the family's series have no such label (a labels key without it) */
 };
 
 /* A counter by reason at one sample. */
@@ -37,6 +44,7 @@ struct reading {
 	struct tally *e;  /* STATUS_NAMES of them at most */
 	uint64_t rest;	  /* reasons past STATUS_NAMES, summed */
 	bool seen_family; /* the collector wrote the family (with or without samples) */
+	bool no_label;	  /* some of its samples had no reason label */
 };
 
 /* A reason's increase per point; rows[STATUS_ROWS] is other, for every reason without a row. */
@@ -53,6 +61,35 @@ struct series {
 	struct row rows[STATUS_ROWS + 1];
 };
 
+/* A quantile table's window: the last minute's sample intervals, so one reading more. */
+#define STATUS_QPOINTS (60 / STATUS_STEP)
+/* Rows of a quantile table (label values); series of further ones are left out. */
+#define STATUS_QROWS 8
+/* Buckets of a histogram: schema 3's native ones of a u32 of microseconds and the zero bucket. */
+#define STATUS_BUCKETS 300
+
+/* A histogram's buckets at the readings, summed over the series of one row. */
+struct qrow {
+	char *name;
+	uint64_t *c; /* [STATUS_QPOINTS + 1][nb]: its bucket counts at each reading of the ring */
+	/* Over the window, as of the newest reading. */
+	uint64_t n;
+	double p50, p99;
+};
+
+struct qseries {
+	enum source_state state;
+	bool label2;	   /* some row is named by label2 too */
+	unsigned nb;	   /* buckets (0: none read yet) */
+	double *edge;	   /* their nb + 1 edges, from 0 up: bucket b is (edge[b], edge[b + 1]] */
+	unsigned readings; /* in the ring, at most STATUS_QPOINTS + 1 */
+	unsigned head;	   /* the ring's slot for the next reading */
+	double t[STATUS_QPOINTS + 1];
+	double span; /* seconds the quantiles cover */
+	unsigned n_rows;
+	struct qrow rows[STATUS_QROWS];
+};
+
 struct status {
 	struct scrape *scrape;	  /* main's: its collectors are sampled */
 	struct events *events;	  /* main's: the latest sampled events; NULL: none */
@@ -62,6 +99,7 @@ struct status {
 	double t_prev, next;	  /* the last sample's time; when the next is due */
 	unsigned samples;	  /* taken so far */
 	struct series series[NR_SOURCES];
+	struct qseries qseries[NR_QSOURCES];
 };
 
 /* The ring slot of a series' point of age k (0: the newest). */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The landing page: a status view for an operator behind `kubectl port-forward`. Drops and TCP
- * resets sent, by reason, over the last 15 minutes as inline SVG sparklines, then the
+ * The landing page: a status view for an operator behind `kubectl port-forward`. Drops, TCP
+ * resets sent and TCP retransmits, by reason (cause), over the last 15 minutes as inline SVG
+ * sparklines; TCP round-trip and handshake times (p50, p99) over the last minute; then the
  * analyzers' top lists and the latest sampled events. Server-rendered polyglot HTML (it parses
  * as XML too), no scripts, no external assets. It renders what status.c sampled: no map read.
  */
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/collector.h"
 #include "http/status_internal.h"
 #include "http/events_http.h"
 #include "scrape.h"
@@ -129,6 +129,8 @@ static const char *state_text(enum source_state st)
 		return "Reading the %s collector failed at the last sample (see the log).";
 	case SOURCE_NO_FAMILY:
 		return "The %s collector exports no %s here.";
+	case SOURCE_NO_LABEL:
+		return "The %s collector exports no %s label here (its labels key).";
 	case SOURCE_OK:
 		break;
 	}
@@ -140,6 +142,81 @@ static void empty(struct mbuf *m, const char *fmt, const char *a, const char *b)
 	mbuf_puts(m, "<p class=\"empty\">");
 	mbuf_printf(m, fmt, a, b);
 	mbuf_puts(m, "</p>\n");
+}
+
+static void source_empty(struct mbuf *m, enum source_state st, const struct source *src)
+{
+	empty(m, state_text(st), src->collector,
+	      st == SOURCE_NO_FAMILY  ? src->family
+	      : st == SOURCE_NO_LABEL ? src->label
+				      : src->collector);
+}
+
+static void collecting(struct mbuf *m, const char *what)
+{
+	mbuf_printf(m,
+		    "<p class=\"empty collecting\">Collecting: %s appear after the next sample "
+		    "(one every %d s).</p>\n",
+		    what, STATUS_STEP);
+}
+
+/* "850 µs", "20.4 ms", "1.02 s", with the value in seconds for machines. */
+static void duration_cell(struct mbuf *m, double t)
+{
+	mbuf_printf(m, "<td class=\"num\"><data value=\"%.9g\">", t);
+	/* The thresholds round: never "1000 µs" or "1e+03 ms". */
+	if (t < 0.9995e-3)
+		mbuf_printf(m, "%.0f &#181;s", t * 1e6);
+	else if (t < 0.9995)
+		mbuf_printf(m, "%.3g ms", t * 1e3);
+	else
+		mbuf_printf(m, "%.3g s", t);
+	mbuf_puts(m, "</data></td>");
+}
+
+static void qseries_html(struct mbuf *m, const struct qseries *q, const struct source *src)
+{
+	unsigned n = 0;
+	char span[32];
+
+	mbuf_printf(m, "<h2>%s</h2>\n", src->title);
+	if (q->state != SOURCE_OK) {
+		source_empty(m, q->state, src);
+		return;
+	}
+	if (q->readings < 2) {
+		collecting(m, "quantiles");
+		return;
+	}
+	span_text(span, sizeof(span), q->span);
+	for (unsigned i = 0; i < q->n_rows; i++) {
+		const struct qrow *r = &q->rows[i];
+
+		if (!r->n)
+			continue;
+		if (!n++)
+			mbuf_printf(m,
+				    "<table class=\"quantiles\">\n<tr><th>%s%s%s</th><th>p50</th>"
+				    "<th>p99</th><th>in %s</th></tr>\n",
+				    src->label, q->label2 ? ", " : "", q->label2 ? src->label2 : "",
+				    span);
+		mbuf_puts(m, "<tr><td>");
+		escape_html(m, r->name);
+		mbuf_puts(m, "</td>");
+		duration_cell(m, r->p50);
+		duration_cell(m, r->p99);
+		mbuf_printf(m, "<td class=\"num\">%" PRIu64 "</td></tr>\n", r->n);
+	}
+	if (!n) {
+		mbuf_printf(m, "<p class=\"empty\">No %s in the last %s.</p>\n", src->what, span);
+		return;
+	}
+	mbuf_printf(
+		m,
+		"</table>\n<p class=\"note\">Over the last %s: the increase of each bucket of "
+		"%s, interpolated within its bucket as Prometheus' histogram_quantile does; the "
+		"last column counts the %s.</p>\n",
+		span, src->family, src->what);
 }
 
 static void series_html(struct mbuf *m, const struct status *s, const struct series *se,
@@ -155,15 +232,11 @@ static void series_html(struct mbuf *m, const struct status *s, const struct ser
 
 	mbuf_printf(m, "<h2>%s</h2>\n", src->title);
 	if (se->state != SOURCE_OK) {
-		empty(m, state_text(se->state), src->collector,
-		      se->state == SOURCE_NO_FAMILY ? src->family : src->collector);
+		source_empty(m, se->state, src);
 		return;
 	}
 	if (!se->n) {
-		mbuf_printf(m,
-			    "<p class=\"empty collecting\">Collecting: rates appear after the next "
-			    "sample (one every %d s).</p>\n",
-			    STATUS_STEP);
+		collecting(m, "rates");
 		return;
 	}
 	for (size_t k = 0; k < se->last.n; k++)
@@ -208,9 +281,9 @@ static void series_html(struct mbuf *m, const struct status *s, const struct ser
 	}
 	qsort(v, n, sizeof(*v), by_sum_desc);
 	mbuf_printf(m,
-		    "<table class=\"spark\">\n<tr><th>reason</th><th>now (/s)</th><th>last %s"
+		    "<table class=\"spark\">\n<tr><th>%s</th><th>now (/s)</th><th>last %s"
 		    "</th><th>in %s</th><th>total</th></tr>\n",
-		    span, span);
+		    src->label, span, span);
 	for (size_t k = 0; k < n; k++) {
 		rate_text(now, sizeof(now), v[k].now);
 		mbuf_puts(m, "<tr><td>");
@@ -230,6 +303,7 @@ static void series_html(struct mbuf *m, const struct status *s, const struct ser
 
 void status_page(const struct status *s, struct mbuf *m, const char *metrics_path)
 {
+	struct collector_status c;
 	unsigned up = 0;
 
 	mbuf_printf(m,
@@ -245,11 +319,11 @@ void status_page(const struct status *s, struct mbuf *m, const char *metrics_pat
 	escape_html(m, metrics_path);
 	mbuf_puts(m, "\">Metrics</a> &#183; <a href=\"/healthz\">Health</a></p>\n"
 		     "<h2>Collectors</h2>\n");
-	for (const struct collector *c = scrape_collectors(s->scrape); c->ops; c++) {
-		if (!c->enabled)
+	for (size_t i = 0; scrape_collector_at(s->scrape, i, &c); i++) {
+		if (!c.enabled)
 			continue;
-		mbuf_printf(m, "%s<li><b>%s</b> (%s): %s</li>\n", up++ ? "" : "<ul>\n",
-			    c->ops->name, c->state ? "up" : "down", c->ops->description);
+		mbuf_printf(m, "%s<li><b>%s</b> (%s): %s</li>\n", up++ ? "" : "<ul>\n", c.name,
+			    c.up ? "up" : "down", c.description);
 	}
 	mbuf_puts(m, up ? "</ul>\n" : "<p class=\"empty\">No collector is enabled.</p>\n");
 	for (unsigned k = 0; k < NR_SOURCES; k++)
@@ -257,8 +331,10 @@ void status_page(const struct status *s, struct mbuf *m, const char *metrics_pat
 	mbuf_printf(m,
 		    "<p class=\"note\">A sample every %d s (<span class=\"samples\">%u</span> so "
 		    "far), the last %d kept; rates are per second between two samples, summed over "
-		    "every label but reason.</p>\n",
+		    "every label but reason (cause).</p>\n",
 		    STATUS_STEP, s->samples, STATUS_POINTS);
+	for (unsigned k = 0; k < NR_QSOURCES; k++)
+		qseries_html(m, &s->qseries[k], &status_qsources[k]);
 	if (s->events)
 		events_status_html(s->events, m);
 	mbuf_puts(m, "</body></html>\n");

@@ -18,15 +18,29 @@
 #      locations list NETFILTER_DROP.
 #   4. The page needs nothing from outside (no script, no external asset), the page as served
 #      parses as XML (xmllint) before and after the burst, and no table is bare headers.
+#   5. TCP over IPv6 between two namespaces of its own, every segment of port 6036 held D ms in
+#      each direction by tests/tools/nfqdelay (NFQUEUE: no netem here): a ping-pong and a
+#      connection at a time. Right after start the retransmit, RTT and handshake tables are
+#      collecting; then the RTT table's ipv6 row and the handshake table's active and passive
+#      ipv6 rows have their p50 within a bucket of the 2 D round trip (native buckets of schema
+#      3: in its bucket or the next one), p99 no lower. SYNs to port 6037, which nftables drops
+#      in the server's namespace, are retransmitted: the retransmits table has a syn row with at
+#      least the client namespace's TcpExtTCPSynRetrans in its window. Every table shows data
+#      under its family (base/families.h): a family renamed under the page fails here.
 # schedule: serial once
 # why: the page in Chromium (its renderer ASan-checked in test_status, utf8); its sparkline
-# is the host's NETFILTER_DROP rate: drops alongside shape it
+# is the host's NETFILTER_DROP rate: drops alongside shape it; its RTT and handshake quantiles
+# are the host's: connections alongside shift them
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 require_root_bpf
 UDPFLOOD=$BUILD/tests/udpflood
-[ -x "$UDPFLOOD" ] || skip_all "$UDPFLOOD not built (make $UDPFLOOD)"
-for tool in nft curl chromium xmllint; do
+PINGPONG=$BUILD/tests/pingpong
+NFQDELAY=$BUILD/tests/nfqdelay
+for tool in "$UDPFLOOD" "$PINGPONG" "$NFQDELAY"; do
+	[ -x "$tool" ] || skip_all "$tool not built (make tools)"
+done
+for tool in nft curl chromium xmllint iptables ip6tables nstat; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool"
 done
 
@@ -82,6 +96,68 @@ nft_dropped() {
 }
 flood() { ip netns exec "$NS" "$UDPFLOOD" 127.0.0.1 "$PORT" "$1" >/dev/null; }
 
+# ---- TCP with a known round trip: the RTT, handshake and retransmit tables ----
+D=10 # ms each way: a round trip of 2 D
+netns_client_server stpage
+# Last before the namespaces go: what is left in them (a server's child whose client's FIN an
+# nfqdelay held when it was stopped, a connect still retrying).
+on_exit "ip netns pids $NS_C | xargs -r kill; ip netns pids $NS_S | xargs -r kill"
+for ipt in iptables ip6tables; do
+	ip netns exec "$NS_C" $ipt -A OUTPUT -p tcp --dport 6036 -j NFQUEUE --queue-num 36 ||
+		skip_all "no NFQUEUE target ($ipt)"
+	ip netns exec "$NS_S" $ipt -A OUTPUT -p tcp --sport 6036 -j NFQUEUE --queue-num 36 ||
+		skip_all "no NFQUEUE target ($ipt)"
+done
+for ns in "$NS_C" "$NS_S"; do
+	ip netns exec "$ns" chrt -f 10 "$NFQDELAY" 36 "$D" >"$TMP/nfq.$ns" 2>&1 &
+	on_exit "kill $!; wait $!"
+	wait_grep "$TMP/nfq.$ns" '^ready$' || skip_all "nfqdelay in $ns did not start"
+done
+ip netns exec "$NS_S" nft add table inet stpage
+ip netns exec "$NS_S" nft add chain inet stpage input \
+	'{ type filter hook input priority filter; policy accept; }'
+ip netns exec "$NS_S" nft add rule inet stpage input tcp dport 6037 drop
+ip netns exec "$NS_S" chrt -f 10 "$PINGPONG" server fd99::2 6036 >"$TMP/pp.server" 2>&1 &
+on_exit "kill $!"
+wait_grep "$TMP/pp.server" '^listening$' || skip_all "pingpong server did not start"
+# tcp_traffic: the ping-pong, a connection at a time, and SYNs that go unanswered (two
+# retransmits each in 4 s), until killed or the server is gone. The connections come 4 a
+# second: their closes leave a QUEUE_PURGE drop now and then, which must not crowd the test's
+# own drops out of the latest events.
+tcp_traffic() {
+	ip netns exec "$NS_C" chrt -f 10 "$PINGPONG" client fd99::2 6036 3600 >/dev/null 2>&1 &
+	while ip netns exec "$NS_C" "$PINGPONG" client fd99::2 6036 0.05 >/dev/null 2>&1; do
+		sleep 0.2
+	done &
+	for _ in 1 2 3 4; do
+		ip netns exec "$NS_C" timeout 4 "$PINGPONG" client fd99::2 6037 1 >/dev/null 2>&1 &
+	done
+	wait
+}
+syn_retrans() { ip netns exec "$NS_C" nstat -saz TcpExtTCPSynRetrans | awk '/^TcpExt/ { print $2 }'; }
+# bucket_edges MS: the lower edge of the native bucket (schema 3) of MS milliseconds and the
+# upper edge of the next one, in seconds
+bucket_edges() {
+	awk -v t="$1" 'BEGIN { i = -int(-8 * log(t / 1000) / log(2))
+		printf "%.9f %.9f\n", 2 ^ ((i - 1) / 8), 2 ^ ((i + 1) / 8) }'
+}
+# quantiles FILE TITLE ROW: "p50 p99 count" (seconds) of ROW in the quantile table TITLE
+quantiles() {
+	section "$1" "$2" | grep -o "<tr><td>$3</td>.*</tr>" | head -1 |
+		sed -E 's|^<tr><td>[^<]*</td><td class="num"><data value="([^"]*)">[^<]*</data></td><td class="num"><data value="([^"]*)">[^<]*</data></td><td class="num">([0-9]+)</td></tr>$|\1 \2 \3|'
+}
+# near_rtt NAME FILE TITLE ROW: ROW's p50 within a bucket of 2 D, its p99 no lower
+near_rtt() {
+	local p50 p99 n lo hi
+	read -r p50 p99 n <<<"$(quantiles "$2" "$3" "$4")"
+	read -r lo hi <<<"$(bucket_edges $((2 * D)))"
+	check "$1: p50 $p50 s within a bucket of $((2 * D)) ms ($lo..$hi), p99 $p99 no lower, $n" \
+		awk -v a="${p50:-0}" -v b="${p99:-0}" -v lo="$lo" -v hi="$hi" -v n="${n:-0}" \
+		'BEGIN { exit !(a >= lo && a <= hi && b >= a && n > 0) }'
+}
+# has_table FILE TITLE: the section shows a table
+has_table() { section "$1" "$2" | grep -q '<table'; }
+
 netns_add "$NS"
 ip netns exec "$NS" nft -f - <<EOF
 table inet sparkstatus {
@@ -117,6 +193,14 @@ check "slowest flows: says it is empty" says_empty "$P" 'Slowest flows (RTT)' \
 	'No RTT samples in the last minute'
 check "no table on the page is bare headers" no_bare_tables "$P"
 check "the page as served parses as XML (collecting)" xmllint --noout "$TMP/start.raw.html"
+for t in 'TCP retransmits by cause' 'TCP round-trip time' 'TCP handshake time'; do
+	check "a fresh exporter: '$t' is collecting" says_empty "$P" "$t" \
+		'class="empty collecting">Collecting'
+done
+syn_before=$(syn_retrans)
+tcp_traffic &
+TRAFFIC=$!
+on_exit "pkill -P $TRAFFIC; kill $TRAFFIC"
 
 # ---- a burst between two samples ----
 check "the second sample comes within $((STEP * 2)) s" wait_samples 2
@@ -156,6 +240,18 @@ ge "drops in the window >= the nft rule's count" "${sum:-0}" "$dropped"
 ge "total >= the nft rule's count" "${total:-0}" "$dropped"
 check "the page as served parses as XML (sparklines)" xmllint --noout "$TMP/after.raw.html"
 check "no table on the page is bare headers" no_bare_tables "$P"
+# ---- round trips, handshakes and retransmits ----
+near_rtt "RTT, ipv6" "$P" 'TCP round-trip time' 'ipv6'
+near_rtt "handshake, active ipv6" "$P" 'TCP handshake time' 'active ipv6'
+near_rtt "handshake, passive ipv6" "$P" 'TCP handshake time' 'passive ipv6'
+syn=$(($(syn_retrans) - syn_before))
+syn_row=$(section "$P" 'TCP retransmits by cause' | grep -o '<tr><td>syn</td>.*</tr>' |
+	sed -E 's|.*</svg></td><td class="num">([0-9]+)</td>.*|\1|')
+ge "the client namespace retransmitted SYNs" "$syn" 4
+ge "the retransmits table's syn row holds them (TcpExtTCPSynRetrans)" "${syn_row:-0}" "$syn"
+for t in 'Drops by reason' 'TCP retransmits by cause' 'TCP round-trip time' 'TCP handshake time'; do
+	check "'$t' shows a table: its collector writes the family the page reads" has_table "$P" "$t"
+done
 printf '# page: %s bytes served, %s rows in the drops table\n' "$(wc -c <"$TMP/after.raw.html")" \
 	"$(section "$P" 'Drops by reason' | grep -c '<tr><td>')"
 

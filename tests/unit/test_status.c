@@ -5,7 +5,9 @@
  * netstack_tcp_resets_sent_total as real collectors do, samples are taken at chosen times, and
  * the rendered page is read back: collecting before a rate exists, rates and sparklines,
  * counter resets, the other row past STATUS_ROWS reasons with nothing lost, quiet windows, and
- * each way a source can be missing.
+ * each way a source can be missing. A histogram collector of its own writes
+ * netstack_tcp_rtt_seconds: p50 and p99 over the last minute, from classic and native buckets,
+ * as Prometheus' histogram_quantile works them out.
  */
 #include "check.h"
 #include "collectors/collector.h"
@@ -13,6 +15,7 @@
 #include "http/status.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,7 @@
 
 /* A collector's counters: each reason split over two series (family ipv4 and ipv6). */
 struct fake {
-	const char *family;
+	const char *family, *label; /* label: NULL, reason */
 	unsigned n;
 	char names[MAX_REASONS][24];
 	uint64_t count[MAX_REASONS];
@@ -39,7 +42,7 @@ static int fake_collect(void *state, struct expo *e)
 		struct labels l = { 0 };
 		uint64_t half = f->count[i] / 2;
 
-		labels_add(&l, "reason", f->names[i]);
+		labels_add(&l, f->label ? f->label : "reason", f->names[i]);
 		labels_add(&l, "family", "ipv4");
 		expo_u64(e, &l, half);
 		l.value[1] = "ipv6";
@@ -48,15 +51,62 @@ static int fake_collect(void *state, struct expo *e)
 	return 0;
 }
 
-static const struct collector_ops drops_ops = { .name = "drops",
+static const struct collector_ops drops_ops = { .name = DROPS_COLLECTOR,
 						.description = "fake drops",
 						.collect = fake_collect };
-static const struct collector_ops resets_ops = { .name = "resets",
+static const struct collector_ops resets_ops = { .name = RESETS_COLLECTOR,
 						 .description = "fake resets",
 						 .collect = fake_collect };
 
+/*
+ * A histogram collector: ipv4 with classic bounds of 10, 20 and 40 ms, or native buckets of
+ * schema 0 ((0.5, 1], (1, 2], (2, 4], (4, 8] s, a zero bucket up to 0.5 s); its series split over
+ * two netns labels, as the collector's would be.
+ */
+struct fakeh {
+	bool native;
+	uint64_t c[4];
+};
+
+static int fakeh_collect(void *state, struct expo *e)
+{
+	static const double bounds[] = { 0.010, 0.020, 0.040 };
+	const struct fakeh *f = state;
+	uint64_t half[4], rest[4], zero = 0;
+	struct native_hist nh = { 0, 0.5, 0, 0, half, 4 };
+	struct labels l = { 0 };
+
+	for (int i = 0; i < 4; i++) {
+		half[i] = f->c[i] / 2;
+		rest[i] = f->c[i] - half[i];
+	}
+	expo_family(e, RTT_FAMILY, METRIC_HISTOGRAM, "Times.");
+	labels_add(&l, "family", "ipv4");
+	labels_add(&l, "netns", "1");
+	if (f->native) {
+		expo_histogram_native(e, &l, bounds, (uint64_t[]){ 0, 0, 0, f->c[0] / 2 }, 3, 0,
+				      &nh);
+		nh.counts = rest;
+		nh.zero_count = zero;
+		l.value[1] = "2";
+		expo_histogram_native(e, &l, bounds, (uint64_t[]){ 0, 0, 0, rest[0] }, 3, 0, &nh);
+	} else {
+		expo_histogram(e, &l, bounds, half, 3, 0);
+		l.value[1] = "2";
+		expo_histogram(e, &l, bounds, rest, 3, 0);
+	}
+	return 0;
+}
+
+static const struct collector_ops retrans_ops = { .name = RETRANS_COLLECTOR,
+						  .description = "fake retrans",
+						  .collect = fake_collect };
+static const struct collector_ops rtt_ops = { .name = RTT_COLLECTOR,
+					      .description = "fake rtt",
+					      .collect = fakeh_collect };
+
 static struct fake drops, resets;
-static struct collector table[3];
+static struct collector table[5];
 static struct scrape *sc; /* over table: what the status samples */
 
 /* A table with drops running and, with resets_state, resets (enabled: a NULL state is down). */
@@ -64,8 +114,8 @@ static void setup(bool with_resets, bool resets_enabled, struct fake *resets_sta
 {
 	memset(&drops, 0, sizeof(drops));
 	memset(&resets, 0, sizeof(resets));
-	drops.family = "netstack_skb_drops_total";
-	resets.family = "netstack_tcp_resets_sent_total";
+	drops.family = DROPS_FAMILY;
+	resets.family = RESETS_SENT_FAMILY;
 	memset(table, 0, sizeof(table));
 	table[0] = (struct collector){ &drops_ops, true, &drops, false, 0 };
 	if (with_resets)
@@ -372,6 +422,131 @@ static void test_escaping_and_empty_list(void)
 	status_free(s);
 }
 
+/* A quantile table's cell in seconds (its <data> value) in row name, column col (0: p50). */
+static double qcell(const char *sec, const char *name, int col)
+{
+	char head[96];
+	const char *p;
+	double v;
+
+	snprintf(head, sizeof(head), "<tr><td>%s</td>", name);
+	p = strstr(sec, head);
+	for (int i = 0; p && i <= col; i++)
+		p = strstr(p + 1, "<data value=\"");
+	return p && sscanf(p, "<data value=\"%lf\"", &v) == 1 ? v : NAN;
+}
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-9;
+}
+
+/*
+ * Retransmits by cause, a table like drops; RTT quantiles over the last minute: collecting until
+ * two readings, then Prometheus' interpolation within the bucket of the window's increase.
+ */
+static void test_retransmits_and_quantiles(void)
+{
+	struct status *s = status_new(sc, NULL);
+	struct fake rt = { .family = RETRANSMITS_FAMILY, .label = "cause" };
+	struct fakeh h = { 0 };
+	struct row_cells c;
+	const char *sec;
+	char *p;
+
+	setup(false, false, NULL);
+	table[1] = (struct collector){ &retrans_ops, true, &rt, false, 0 };
+	table[2] = (struct collector){ &rtt_ops, true, &h, false, 0 };
+	set(&rt, "syn", 4);
+	h.c[1] = 1000; /* before the window: never in it */
+	status_sample_at(s, 0);
+	p = page(s);
+	CHECK(strstr(section(p, "TCP round-trip time"), "Collecting"));
+	CHECK(strstr(section(p, "TCP handshake time"), "The connections collector is not in this "
+						       "build."));
+	free(p);
+
+	set(&rt, "syn", 4 + 30);
+	set(&rt, "fast", 15);
+	h.c[2] += 100; /* (20, 40] ms */
+	status_sample_at(s, 15);
+	p = page(s);
+	CHECK(row(section(p, "TCP retransmits by cause"), "syn", &c));
+	CHECK(c.now == 2 && c.sum == 30 && c.total == 34);
+	CHECK(row(section(p, "TCP retransmits by cause"), "fast", &c));
+	CHECK(strstr(section(p, "TCP retransmits by cause"), "<tr><th>cause</th>"));
+	sec = section(p, "TCP round-trip time");
+	CHECK(strstr(sec, "<tr><th>family</th><th>p50</th><th>p99</th><th>in 15 s</th></tr>"));
+	CHECK(near(qcell(sec, "ipv4", 0), 0.030));
+	CHECK(near(qcell(sec, "ipv4", 1), 0.020 + 0.020 * 0.99));
+	CHECK(strstr(sec, "<td class=\"num\"><data value=\"0.03\">30 ms</data></td>"));
+	CHECK(strstr(sec, "<td class=\"num\">100</td></tr>"));
+	free(p);
+
+	/* 100 more in (10, 20] ms: p50 at the edge, p99 in (20, 40]. */
+	h.c[1] += 100;
+	status_sample_at(s, 30);
+	p = page(s);
+	sec = section(p, "TCP round-trip time");
+	CHECK(near(qcell(sec, "ipv4", 0), 0.020));
+	CHECK(near(qcell(sec, "ipv4", 1), 0.020 + 0.020 * 0.98));
+	CHECK(strstr(sec, "<td class=\"num\">200</td></tr>"));
+	free(p);
+
+	/* Past the +Inf bound: the highest finite one. Four intervals later the first is out. */
+	h.c[3] += 1000;
+	status_sample_at(s, 45);
+	status_sample_at(s, 60);
+	status_sample_at(s, 75);
+	p = page(s);
+	sec = section(p, "TCP round-trip time");
+	CHECK(strstr(sec, "in 60 s</th>"));
+	CHECK(strstr(sec, "<td class=\"num\">1100</td></tr>"));
+	CHECK(near(qcell(sec, "ipv4", 1), 0.040));
+	free(p);
+	status_sample_at(s, 90);
+	status_sample_at(s, 105);
+	status_sample_at(s, 120);
+	p = page(s);
+	CHECK(strstr(section(p, "TCP round-trip time"),
+		     "No round trips measured in the last 60 s."));
+	free(p);
+
+	/* Native buckets: finer, so taken when there; their schema changed: collecting again. */
+	h.native = true;
+	status_sample_at(s, 135);
+	p = page(s);
+	CHECK(strstr(section(p, "TCP round-trip time"), "Collecting"));
+	free(p);
+	h.c[1] += 10; /* (1, 2] s */
+	status_sample_at(s, 150);
+	p = page(s);
+	sec = section(p, "TCP round-trip time");
+	CHECK(near(qcell(sec, "ipv4", 0), 1.5));
+	CHECK(near(qcell(sec, "ipv4", 1), 1.99));
+	CHECK(strstr(sec, "<data value=\"1.5\">1.5 s</data>"));
+	free(p);
+	status_free(s);
+}
+
+/* A family without the table's label says so (retrans with labels = family,kind,state). */
+static void test_no_label(void)
+{
+	struct status *s = status_new(sc, NULL);
+	struct fake rt = { .family = RETRANSMITS_FAMILY, .label = "kind" };
+	char *p;
+
+	setup(false, false, NULL);
+	table[1] = (struct collector){ &retrans_ops, true, &rt, false, 0 };
+	set(&rt, "retransmit", 4);
+	status_sample_at(s, 0);
+	p = page(s);
+	CHECK(strstr(section(p, "TCP retransmits by cause"),
+		     "The retrans collector exports no cause label here"));
+	free(p);
+	status_free(s);
+}
+
 int main(void)
 {
 	sc = scrape_new(table, NULL, NULL);
@@ -382,6 +557,8 @@ int main(void)
 	RUN(test_quiet_window);
 	RUN(test_sources_missing);
 	RUN(test_escaping_and_empty_list);
+	RUN(test_retransmits_and_quantiles);
+	RUN(test_no_label);
 	scrape_free(sc);
 	CHECK_EXIT();
 }
