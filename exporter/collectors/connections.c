@@ -161,15 +161,12 @@ static void connections_stop(void *state)
 	free(cn);
 }
 
-static void handshake_labels(const void *collector, struct labels *l, const struct hist_series *h,
-			     char netns_buf[static 21])
+/* family and direction, then netns (hist_family_init) */
+static void handshake_labels(const void *collector, struct labels *l, uint32_t hist)
 {
-	const struct connections *cn = collector;
-
-	labels_add(l, "family", family_label(h->hist / CN_NR_DIRECTIONS));
-	labels_add(l, "direction", direction_names[h->hist % CN_NR_DIRECTIONS]);
-	if (cn->cfg.series.label_mask & CN_LABEL_NETNS)
-		labels_add_netns(l, netns_buf, h->overflow, h->netns);
+	(void)collector;
+	labels_add(l, "family", family_label(hist / CN_NR_DIRECTIONS));
+	labels_add(l, "direction", direction_names[hist % CN_NR_DIRECTIONS]);
 }
 
 static int connections_start(const struct collector_env *env, const void *opts, void **state)
@@ -201,7 +198,7 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 		bounds_us[b] = HS_BOUND(b);
 	/* The bounds are cell boundaries (tests/unit/test_hist.c); the key checked the schema. */
 	err = hist_family_init(&cn->handshakes, bounds_us, HS_NR_BOUNDS, o->native_schema,
-			       handshake_labels);
+			       handshake_labels, netns ? 2 : -1);
 	if (err) {
 		log_error("connections: handshake buckets: %s", strerror(-err));
 		goto cleanup;

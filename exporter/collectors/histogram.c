@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectors/collector.h"
 #include "collectors/histogram.h"
 #include "kernel/bpfmap.h"
 
@@ -144,10 +145,11 @@ void hist_render(struct expo *e, const struct labels *lab, const struct hist_lay
 }
 
 int hist_family_init(struct hist_family *f, const uint32_t *bounds_us, int nbounds, int schema,
-		     hist_labels_fn labels)
+		     hist_labels_fn labels, int netns_at)
 {
 	memset(f, 0, sizeof(*f));
 	f->labels = labels;
+	f->netns_at = netns_at;
 	return hist_layout_init(&f->layout, bounds_us, nbounds, schema);
 }
 
@@ -261,11 +263,24 @@ void hist_family_render(struct hist_family *f, struct expo *e, const void *colle
 {
 	sort_series(f);
 	for (size_t i = 0; i < f->n; i++) {
+		const struct hist_series *h = &f->v[i];
 		struct labels l = { 0 };
 		char netns_buf[21];
 
-		f->labels(collector, &l, &f->v[i], netns_buf);
-		hist_render(e, &l, &f->layout, f->v[i].c);
+		f->labels(collector, &l, h->hist);
+		if (f->netns_at >= 0) {
+			labels_add_netns(&l, netns_buf, h->overflow, h->netns);
+			/* From the end to its place. */
+			for (int j = l.n - 1; j > f->netns_at; j--) {
+				const char *name = l.name[j], *value = l.value[j];
+
+				l.name[j] = l.name[j - 1];
+				l.value[j] = l.value[j - 1];
+				l.name[j - 1] = name;
+				l.value[j - 1] = value;
+			}
+		}
+		hist_render(e, &l, &f->layout, h->c);
 	}
 }
 

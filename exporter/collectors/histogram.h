@@ -62,12 +62,8 @@ struct hist_series {
 	uint64_t c[HIST_SIZE];
 };
 
-/*
- * A histogram's labels (netns where the collector wants it: labels_add_netns with netns_buf,
- * collector.h); collector: as given to hist_family_render.
- */
-typedef void (*hist_labels_fn)(const void *collector, struct labels *l, const struct hist_series *h,
-			       char netns_buf[static 21]);
+/* The labels of the collector's histogram hist, netns apart; collector: hist_family_render's. */
+typedef void (*hist_labels_fn)(const void *collector, struct labels *l, uint32_t hist);
 
 /*
  * A family's histograms: their layout, and the histograms of the last scrape (reused, grown as
@@ -77,6 +73,7 @@ typedef void (*hist_labels_fn)(const void *collector, struct labels *l, const st
 struct hist_family {
 	struct hist_layout layout;
 	hist_labels_fn labels;
+	int netns_at; /* the netns label's place among the labels; -1: no netns label */
 	struct hist_series *v;
 	size_t n, cap;
 	bool sorted; /* v[0, n) is in render order: hist_family_find may search it */
@@ -84,7 +81,7 @@ struct hist_family {
 
 /* The layout (as hist_layout_init) and the labels of a family: 0 or -EINVAL. */
 int hist_family_init(struct hist_family *f, const uint32_t *bounds_us, int nbounds, int schema,
-		     hist_labels_fn labels);
+		     hist_labels_fn labels, int netns_at);
 /* Forget the last scrape's histograms. */
 void hist_family_clear(struct hist_family *f);
 /*

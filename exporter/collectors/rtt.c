@@ -176,16 +176,14 @@ static bool callback_has_args(void)
 	return kernel_at_least(6, 10);
 }
 
-static void rtt_labels(const void *collector, struct labels *l, const struct hist_series *h,
-		       char netns_buf[static 21])
+/* family, then netns (hist_family_init), then rtt_kind */
+static void rtt_labels(const void *collector, struct labels *l, uint32_t hist)
 {
 	const struct rtt *rt = collector;
 
-	labels_add(l, "family", family_label(h->hist % NR_RTT_FAMILIES));
-	if (rt->cfg.series.label_mask & RTT_LABEL_NETNS)
-		labels_add_netns(l, netns_buf, h->overflow, h->netns);
+	labels_add(l, "family", family_label(hist % NR_RTT_FAMILIES));
 	if (rt->cfg.series.label_mask & RTT_LABEL_KIND)
-		labels_add(l, "rtt_kind", kind_names[h->hist / NR_RTT_FAMILIES]);
+		labels_add(l, "rtt_kind", kind_names[hist / NR_RTT_FAMILIES]);
 }
 
 static int rtt_start(const struct collector_env *env, const void *opts, void **state)
@@ -253,7 +251,8 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		for (int i = 0; i < RTT_NR_BOUNDS; i++)
 			bounds[i] = 1u << (RTT_MIN_SHIFT + i);
 		/* Powers of two are cell boundaries, and the key checked the schema. */
-		hist_family_init(&rt->hists, bounds, RTT_NR_BOUNDS, o->native_schema, rtt_labels);
+		hist_family_init(&rt->hists, bounds, RTT_NR_BOUNDS, o->native_schema, rtt_labels,
+				 o->series.label_mask & RTT_LABEL_NETNS ? 1 : -1);
 	}
 
 	err = open_and_load(env, rt, iter, iter);

@@ -351,14 +351,13 @@ static void test_formats(void)
 	CHECK(bad == 0);
 }
 
-static void family_labels(const void *collector, struct labels *l, const struct hist_series *h,
-			  char netns_buf[static 21])
+static void family_labels(const void *collector, struct labels *l, uint32_t hist)
 {
 	static const char *const names[] = { "a", "b", "c", "d" };
 
-	CHECK(collector == names || !collector);
-	labels_add(l, "h", names[h->hist & 3]);
-	labels_add_netns(l, netns_buf, h->overflow, h->netns);
+	CHECK(!collector);
+	labels_add(l, "h", names[hist & 3]);
+	labels_add(l, "z", "1");
 }
 
 /* The rows' test slots: histogram slot / HIST_SIZE, counter slot % HIST_SIZE; slot 9999 none. */
@@ -397,17 +396,17 @@ static void test_family(void)
 		{ .slot = 1 * HIST_SIZE + 5, .netns = 7, .value = 3 },
 		{ .slot = 0 * HIST_SIZE + 21, .netns = 3, .value = 2 },
 	};
-	const char *order[] = { "t_seconds_count{h=\"a\",netns=\"3\"} 3",
-				"t_seconds_count{h=\"a\",netns=\"7\"} 6",
-				"t_seconds_count{h=\"b\",netns=\"7\"} 5",
-				"t_seconds_count{h=\"a\",netns=\"" OVERFLOW_LABEL "\"} 1" };
+	const char *order[] = { "t_seconds_count{h=\"a\",netns=\"3\",z=\"1\"} 3",
+				"t_seconds_count{h=\"a\",netns=\"7\",z=\"1\"} 6",
+				"t_seconds_count{h=\"b\",netns=\"7\",z=\"1\"} 5",
+				"t_seconds_count{h=\"a\",netns=\"" OVERFLOW_LABEL "\",z=\"1\"} 1" };
 	struct mbuf b = { 0 };
 	struct expo e;
 	uint64_t *c;
 	long at = -1;
 
 	make_bounds();
-	CHECK(hist_family_init(&f, rtt_bounds, 24, 3, family_labels) == 0);
+	CHECK(hist_family_init(&f, rtt_bounds, 24, 3, family_labels, 1) == 0);
 	for (int round = 0; round < 2; round++) {
 		hist_family_clear(&f);
 		CHECK(hist_family_add_rows(&f, rows, sizeof(rows) / sizeof(rows[0]), family_slot) ==
@@ -430,7 +429,7 @@ static void test_family(void)
 			CHECK(next > at);
 			at = next;
 		}
-		CHECK(text_value(&b, "t_seconds_sum{h=\"a\",netns=\"3\"}") == 10e-6);
+		CHECK(text_value(&b, "t_seconds_sum{h=\"a\",netns=\"3\",z=\"1\"}") == 10e-6);
 		at = -1;
 	}
 	/* Added again since the last of another netns: the same counters, no new histogram. */
