@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Rendering shared by the collectors: a slot table's families, the family and netns labels. */
+/* Rendering shared by the collectors: a slot table's families, the family label. */
 #include <string.h>
 
 #include "kernel/bpfmap.h"
@@ -38,9 +38,4 @@ const char *family_label(unsigned family)
 	static const char *const names[] = { "ipv4", "ipv6" };
 
 	return family < 2 ? names[family] : "other";
-}
-
-void labels_add_netns(struct labels *l, char buf[static 21], bool overflow, uint32_t netns)
-{
-	labels_add(l, "netns", overflow ? OVERFLOW_LABEL : u64_str(buf, netns));
 }
