@@ -15,7 +15,6 @@
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define ETH_P_ARP 0x0806
-#define IPPROTO_ICMPV6 58
 #define AF_INET 2
 #define AF_INET6 10
 
@@ -147,21 +146,6 @@ struct {
 const volatile __u32 max_series = 1;
 const volatile __u32 slot_stride = CPU_STRIDE(1);
 
-static __always_inline __u8 l4_proto(__u8 p)
-{
-	switch (p) {
-	case IPPROTO_TCP:
-		return PROTO_TCP;
-	case IPPROTO_UDP:
-		return PROTO_UDP;
-	case IPPROTO_ICMP:
-		return PROTO_ICMP;
-	case IPPROTO_ICMPV6:
-		return PROTO_ICMPV6;
-	}
-	return PROTO_OTHER;
-}
-
 /*
  * One byte of a header: a plain load through bpf_rdonly_cast where direct (a constant in each
  * program, so the other branch is compiled out), else a helper call.
@@ -186,11 +170,11 @@ static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *pr
 	switch (bpf_ntohs(skb->protocol)) {
 	case ETH_P_IP:
 		*family = FAMILY_IPV4;
-		*proto = l4_proto(HDR_U8(nh, iphdr, protocol, direct));
+		*proto = drop_proto(HDR_U8(nh, iphdr, protocol, direct));
 		return;
 	case ETH_P_IPV6:
 		*family = FAMILY_IPV6;
-		*proto = l4_proto(HDR_U8(nh, ipv6hdr, nexthdr, direct));
+		*proto = drop_proto(HDR_U8(nh, ipv6hdr, nexthdr, direct));
 		return;
 	case ETH_P_ARP:
 		*family = FAMILY_ARP;
@@ -210,7 +194,7 @@ static __always_inline void classify(struct sk_buff *skb, __u8 *family, __u8 *pr
 		*family = FAMILY_IPV6;
 	else
 		return;
-	*proto = l4_proto(sk->sk_protocol);
+	*proto = drop_proto(sk->sk_protocol);
 }
 
 /*

@@ -8,6 +8,26 @@
 enum drop_family { FAMILY_IPV4, FAMILY_IPV6, FAMILY_ARP, FAMILY_OTHER, NR_FAMILIES };
 enum drop_proto { PROTO_TCP, PROTO_UDP, PROTO_ICMP, PROTO_ICMPV6, PROTO_OTHER, NR_PROTOS };
 
+/*
+ * The protocol label of an IP protocol number: what the counters count (bpf/drops.bpf.c) and how
+ * a sampled drop is matched to its counter (exporter/sampling/analyzers/drop.c). Numbers: the two
+ * sides spell IPPROTO_* from different headers.
+ */
+static __always_inline __u8 drop_proto(__u8 ipproto)
+{
+	switch (ipproto) {
+	case 6: /* IPPROTO_TCP */
+		return PROTO_TCP;
+	case 17: /* IPPROTO_UDP */
+		return PROTO_UDP;
+	case 1: /* IPPROTO_ICMP */
+		return PROTO_ICMP;
+	case 58: /* IPPROTO_ICMPV6 */
+		return PROTO_ICMPV6;
+	}
+	return PROTO_OTHER;
+}
+
 /* Optional labels; those not set in label_mask stay zero in the key. */
 #define DROP_LABEL_FUNCTION (1u << 0)
 #define DROP_LABEL_NETNS (1u << 1)

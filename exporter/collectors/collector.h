@@ -139,6 +139,21 @@ struct slot_collector {
 };
 
 /*
+ * The family label: every collector's family enum (bpf/X.h) starts with IPv4 and IPv6; past them,
+ * "other" (the drops collector names its ARP itself).
+ */
+const char *family_label(unsigned family);
+/*
+ * The netns label: the namespace's inode in buf, or OVERFLOW_LABEL when the map was full. Inline:
+ * histogram.c, which tools link alone, calls it too.
+ */
+static inline void labels_add_netns(struct labels *l, char buf[static 21], bool overflow,
+				    uint32_t netns)
+{
+	labels_add(l, "netns", overflow ? OVERFLOW_LABEL : u64_str(buf, netns));
+}
+
+/*
  * Read t (always: as slot_table_read) and render the first n_families families; the hash's
  * overflow is exported and logged once. 0, or -errno (logged).
  */

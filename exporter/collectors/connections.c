@@ -22,7 +22,6 @@
 
 #define DEFAULT_MAX_SERIES 4096
 
-static const char *const family_names[CN_NR_FAMILIES] = { "ipv4", "ipv6", "other" };
 static const char *const direction_names[CN_NR_DIRECTIONS] = { "active", "passive" };
 static const char *const outcome_names[CN_NR_OUTCOMES] = { "established", "failed", "reset",
 							   "timeout", "closed" };
@@ -98,22 +97,12 @@ static const uint32_t always[] = {
 _Static_assert(sizeof(always) / sizeof(always[0]) == NR_ALWAYS_CONNECTIONS + HS_NR_HISTS,
 	       "always: the IPv4 and IPv6 slots");
 
-/* One handshake histogram being rendered: its HIST_SIZE counters (bpf/hist.h). */
-struct hs_hist {
-	uint32_t hist; /* HS_HIST(family, direction) */
-	uint32_t netns;
-	bool overflow;
-	uint64_t c[HIST_SIZE];
-};
-
 /* A running connections collector. */
 struct connections {
 	struct connections_opts cfg;
 	struct connections_bpf *skel;
 	struct slot_table counts;
-	struct hist_layout layout;
-	struct hs_hist *hists;
-	size_t hists_cap;
+	struct hist_family handshakes; /* hist: HS_HIST(family, direction) */
 };
 
 /*
@@ -168,8 +157,16 @@ static void connections_stop(void *state)
 
 	connections_bpf__destroy(cn->skel);
 	slot_table_free(&cn->counts);
-	free(cn->hists);
+	hist_family_free(&cn->handshakes);
 	free(cn);
+}
+
+/* family and direction, then netns (hist_family_init) */
+static void handshake_labels(const void *collector, struct labels *l, uint32_t hist)
+{
+	(void)collector;
+	labels_add(l, "family", family_label(hist / CN_NR_DIRECTIONS));
+	labels_add(l, "direction", direction_names[hist % CN_NR_DIRECTIONS]);
 }
 
 static int connections_start(const struct collector_env *env, const void *opts, void **state)
@@ -200,7 +197,8 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 	for (int b = 0; b < HS_NR_BOUNDS; b++)
 		bounds_us[b] = HS_BOUND(b);
 	/* The bounds are cell boundaries (tests/unit/test_hist.c); the key checked the schema. */
-	err = hist_layout_init(&cn->layout, bounds_us, HS_NR_BOUNDS, o->native_schema);
+	err = hist_family_init(&cn->handshakes, bounds_us, HS_NR_BOUNDS, o->native_schema,
+			       handshake_labels, netns ? 2 : -1);
 	if (err) {
 		log_error("connections: handshake buckets: %s", strerror(-err));
 		goto cleanup;
@@ -269,13 +267,12 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 
 	if (pair >= CN_NR_FAMILIES * CN_NR_DIRECTIONS)
 		return; /* not a series (slot_series) */
-	labels_add(&l, "family", family_names[pair / CN_NR_DIRECTIONS]);
+	labels_add(&l, "family", family_label(pair / CN_NR_DIRECTIONS));
 	labels_add(&l, "direction", direction_names[pair % CN_NR_DIRECTIONS]);
 	if (!untimed)
 		labels_add(&l, "outcome", outcome_names[s % CN_NR_OUTCOMES]);
 	if (cn->cfg.series.label_mask & CN_LABEL_NETNS)
-		labels_add(&l, "netns",
-			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
+		labels_add_netns(&l, netns_buf, r->overflow, r->netns);
 	expo_u64(e, &l, r->value);
 }
 
@@ -299,110 +296,38 @@ static const struct slot_collector slots = {
 	.render = render_row,
 };
 
-/* Rows of the handshake histograms: by overflow, netns, then slot (histogram, counter). */
-static int cmp_hs_row(const void *a, const void *b)
+/* A slot's place in the handshake histograms: their sums and cells (hist_slot_fn). */
+static bool handshake_slot(uint32_t slot, uint32_t *hist, unsigned *counter)
 {
-	const struct slot_row *x = a, *y = b;
+	uint32_t at = (slot - HS_BASE) % HS_BLOCK;
 
-	if (x->overflow != y->overflow)
-		return x->overflow - y->overflow;
-	if (x->netns != y->netns)
-		return x->netns < y->netns ? -1 : 1;
-	return x->slot < y->slot ? -1 : x->slot > y->slot;
+	*hist = (slot - HS_BASE) / HS_BLOCK;
+	*counter = at == HS_SUM_AT ? HIST_SUM : at - HS_CELLS_AT;
+	return slot >= HS_BASE && *hist < HS_NR_HISTS && at >= HS_SUM_AT;
 }
 
-static struct hs_hist *new_hist(struct connections *cn, size_t *n, uint32_t hist, uint32_t netns,
-				bool overflow)
-{
-	struct hs_hist *h = &cn->hists[(*n)++];
-
-	memset(h, 0, sizeof(*h));
-	h->hist = hist;
-	h->netns = netns;
-	h->overflow = overflow;
-	return h;
-}
-
-/* Make room for n histograms; 0 or -ENOMEM. */
-static int hists_room(struct connections *cn, size_t n)
-{
-	struct hs_hist *p;
-
-	if (n <= cn->hists_cap)
-		return 0;
-	p = realloc(cn->hists, n * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	cn->hists = p;
-	cn->hists_cap = n;
-	return 0;
-}
-
-static void render_hist(struct connections *cn, struct expo *e, const struct hs_hist *h)
-{
-	struct labels l = { 0 };
-	char netns_buf[21];
-
-	labels_add(&l, "family", family_names[h->hist / CN_NR_DIRECTIONS]);
-	labels_add(&l, "direction", direction_names[h->hist % CN_NR_DIRECTIONS]);
-	if (cn->cfg.series.label_mask & CN_LABEL_NETNS)
-		labels_add(&l, "netns",
-			   h->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, h->netns));
-	hist_render(e, &l, &cn->layout, h->c);
-}
-
-/*
- * The histograms from the rows of the last read (rows: those of FAM_HANDSHAKE, n of them, one
- * per counter that is not 0): every bucket and the count of a histogram from its cells, read
- * together (histogram.c).
- */
+/* The histograms from the rows of the last read (rows: those of FAM_HANDSHAKE, n of them). */
 static int render_handshakes(struct connections *cn, struct expo *e, struct slot_row *rows,
 			     size_t n)
 {
-	bool netns = cn->cfg.series.label_mask & CN_LABEL_NETNS;
-	size_t nh = 0, groups = (size_t)HS_NR_HISTS;
-	int err;
+	struct hist_family *f = &cn->handshakes;
+	int err = 0;
 
-	qsort(rows, n, sizeof(*rows), cmp_hs_row);
-	/* With the label, a histogram per (overflow, netns, histogram) of the rows. */
-	for (size_t i = 0; netns && i < n; i++)
-		groups += !i || rows[i].overflow != rows[i - 1].overflow ||
-			  rows[i].netns != rows[i - 1].netns ||
-			  (rows[i].slot - HS_BASE) / HS_BLOCK !=
-				  (rows[i - 1].slot - HS_BASE) / HS_BLOCK;
-	err = hists_room(cn, groups);
+	hist_family_clear(f);
+	/* Without the label, the IPv4 and IPv6 histograms exist from the start. */
+	for (uint32_t i = 0; !(cn->cfg.series.label_mask & CN_LABEL_NETNS) && i < HS_NR_HISTS; i++)
+		if (!hist_family_add(f, false, 0, i))
+			err = -ENOMEM;
+	if (!err)
+		err = hist_family_add_rows(f, rows, n, handshake_slot);
 	if (err)
 		return err;
-	/* Without the label, the IPv4 and IPv6 histograms exist from the start. */
-	if (!netns)
-		for (uint32_t i = 0; i < HS_NR_HISTS; i++)
-			new_hist(cn, &nh, i, 0, false);
-	for (size_t i = 0, first = nh; i < n; i++) {
-		const struct slot_row *r = &rows[i];
-		uint32_t hist = (r->slot - HS_BASE) / HS_BLOCK, at = (r->slot - HS_BASE) % HS_BLOCK;
-		struct hs_hist *h = NULL;
-
-		/* FAM_HANDSHAKE rows: sums and cells. */
-		if (r->slot < HS_BASE || hist >= HS_NR_HISTS || at < HS_SUM_AT)
-			continue;
-		/* Rows sort by (overflow, netns, slot): a histogram's rows are together. */
-		if (!netns)
-			h = &cn->hists[hist];
-		else if (nh > first && cn->hists[nh - 1].hist == hist &&
-			 cn->hists[nh - 1].netns == r->netns &&
-			 cn->hists[nh - 1].overflow == r->overflow)
-			h = &cn->hists[nh - 1];
-		else
-			h = new_hist(cn, &nh, hist, r->netns, r->overflow);
-		h->c[at == HS_SUM_AT ? HIST_SUM : at - HS_CELLS_AT] += r->value;
-	}
 	expo_family(
 		e, HANDSHAKE_FAMILY, METRIC_HISTOGRAM,
 		"TCP handshake time by direction: active from the first SYN sent to the SYN-ACK "
 		"received, SYN retransmits included; passive from the SYN's arrival to "
 		"ESTABLISHED.");
-	for (size_t i = 0; i < nh; i++)
-		render_hist(cn, e, &cn->hists[i]);
+	hist_family_render(f, e, cn);
 	return 0;
 }
 

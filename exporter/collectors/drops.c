@@ -23,7 +23,6 @@
 _Static_assert(DROP_UNSPECIFIED == DROP_REASON_UNSPECIFIED,
 	       "count_drop_noreason's reason is the one kernel.c names NOT_SPECIFIED");
 
-static const char *const family_names[NR_FAMILIES] = { "ipv4", "ipv6", "arp", "other" };
 static const char *const proto_names[NR_PROTOS] = { "tcp", "udp", "icmp", "icmpv6", "other" };
 
 static const char *const required_labels[] = { "reason", "family", "protocol", NULL };
@@ -379,13 +378,12 @@ static void render_row(struct drops *d, struct expo *e, const struct row *r)
 				 r->reason);
 	}
 	labels_add(&l, "reason", reason);
-	labels_add(&l, "family", family_names[r->family]);
+	labels_add(&l, "family", r->family == FAMILY_ARP ? "arp" : family_label(r->family));
 	labels_add(&l, "protocol", proto_names[r->proto]);
 	if (d->cfg.series.label_mask & DROP_LABEL_FUNCTION)
 		labels_add(&l, "function", r->overflow ? OVERFLOW_LABEL : r->function);
 	if (d->cfg.series.label_mask & DROP_LABEL_NETNS)
-		labels_add(&l, "netns",
-			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
+		labels_add_netns(&l, netns_buf, r->overflow, r->netns);
 	if (d->cfg.series.label_mask & DROP_LABEL_INTERFACE)
 		labels_add(&l, "interface", r->overflow ? OVERFLOW_LABEL : r->ifname);
 	render_value(d, e, &l, r);

@@ -22,8 +22,6 @@
 #define REASON_OTHER "__other__"     /* a reason past the array (RS_NR_REASONS - 1 and up) */
 #define STATE_NONE "__none__"	     /* a reset sent for a segment no socket matched */
 
-static const char *const family_names[RS_NR_FAMILIES] = { "ipv4", "ipv6" };
-
 static const char *const required_labels[] = { "family", "reason", "state", NULL };
 static const struct label_option optional_labels[] = {
 	{ "netns", RS_LABEL_NETNS },
@@ -208,7 +206,7 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 		reason = i / RS_NR_STATES % RS_NR_REASONS;
 		family = i / RS_NR_STATES / RS_NR_REASONS;
 		state = i % RS_NR_STATES;
-		labels_add(&l, "family", family_names[family]);
+		labels_add(&l, "family", family_label(family));
 		labels_add(
 			&l, "reason",
 			!rs->reasons ? REASON_UNKNOWN
@@ -218,13 +216,12 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 		labels_add(&l, "state", state_label(rs, state, state_buf, sizeof(state_buf)));
 	} else {
 		i = r->slot - RS_RECEIVED(0, 0);
-		labels_add(&l, "family", family_names[i / RS_NR_STATES]);
+		labels_add(&l, "family", family_label(i / RS_NR_STATES));
 		labels_add(&l, "state",
 			   state_label(rs, i % RS_NR_STATES, state_buf, sizeof(state_buf)));
 	}
 	if (rs->cfg.series.label_mask & RS_LABEL_NETNS)
-		labels_add(&l, "netns",
-			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
+		labels_add_netns(&l, netns_buf, r->overflow, r->netns);
 	if (r->slot >= RS_SENT_BASE)
 		render_sent(rs, e, &l, r, reason, family, state);
 	else

@@ -19,7 +19,6 @@
 
 #define DEFAULT_MAX_SERIES 4096
 
-static const char *const family_names[RT_NR_FAMILIES] = { "ipv4", "ipv6", "other" };
 static const char *const kind_names[RT_NR_KINDS] = { "retransmit", "synack" };
 static const char *const cause_names[RT_NR_CAUSES] = { "timeout", "fast", "tail_loss_probe",
 						       "syn" };
@@ -294,9 +293,9 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 	struct labels l = { 0 };
 
 	if (r->slot < RT_OVERFLOW) {
-		labels_add(&l, "family", family_names[r->slot]);
+		labels_add(&l, "family", family_label(r->slot));
 	} else if (rt->counts.series(r->slot) >> 16 == M_SEGMENTS) {
-		labels_add(&l, "family", family_names[p.family]);
+		labels_add(&l, "family", family_label(p.family));
 		if (cause)
 			labels_add(&l, "cause", cause_names[row_cause(p.row)]);
 	} else {
@@ -309,7 +308,7 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 				 "retrans: TCP state %u has no name in this kernel's BTF; it is "
 				 "rendered as its number",
 				 p.state);
-		labels_add(&l, "family", family_names[p.family]);
+		labels_add(&l, "family", family_label(p.family));
 		labels_add(
 			&l, "kind",
 			kind_names[p.row == RT_ROW_SYNACK ? RT_KIND_SYNACK : RT_KIND_RETRANSMIT]);
@@ -318,8 +317,7 @@ static void render_row(void *collector, struct expo *e, const struct slot_row *r
 		labels_add(&l, "state", name);
 	}
 	if (rt->cfg.series.label_mask & RT_LABEL_NETNS)
-		labels_add(&l, "netns",
-			   r->overflow ? OVERFLOW_LABEL : u64_str(netns_buf, r->netns));
+		labels_add_netns(&l, netns_buf, r->overflow, r->netns);
 	expo_u64(e, &l, r->value);
 }
 

@@ -30,7 +30,6 @@
 #define CGROUP_AUTO "auto"
 #define CAPS_HINT " (sockops needs CAP_BPF and CAP_NET_ADMIN; the netns label also CAP_PERFMON)"
 
-static const char *const family_names[NR_RTT_FAMILIES] = { "ipv4", "ipv6" };
 static const char *const kind_names[NR_RTT_KINDS] = { "srtt", "sample" };
 static const char *const required_labels[] = { "family", NULL };
 static const struct label_option optional_labels[] = {
@@ -47,28 +46,16 @@ struct rtt_opts {
 };
 _Static_assert(sizeof(struct rtt_opts) <= COLLECTOR_OPTS_SIZE, "rtt options too large");
 
-/* One histogram being rendered. */
-struct hist {
-	uint32_t netns;
-	uint8_t family;
-	uint8_t kind;
-	bool overflow; /* netns unknown: the hashes were full */
-	uint64_t *h;   /* its HIST_SIZE counters */
-};
-
 /* A running rtt collector. */
 struct rtt {
 	struct rtt_opts cfg;
 	struct rtt_bpf *skel;
 	struct events *events; /* owned by main */
 	struct percpu_reader by_family, sums, cells;
-	struct hist_layout layout;
-	unsigned nhists; /* histograms in tcp_rtt_by_family's slices */
+	struct hist_family hists; /* hist: RTT_HIST(0, kind, family) */
+	unsigned nhists;	  /* histograms in tcp_rtt_by_family's slices */
 	bool existing_covered;
 	bool logged_overflow;
-	struct hist *hists;
-	uint64_t *counters; /* HIST_SIZE per netns histogram of hists */
-	size_t hists_cap;
 };
 
 static void rtt_reset(void *opts)
@@ -138,8 +125,7 @@ static void rtt_stop(void *state)
 	percpu_reader_free(&rt->by_family);
 	percpu_reader_free(&rt->sums);
 	percpu_reader_free(&rt->cells);
-	free(rt->hists);
-	free(rt->counters);
+	hist_family_free(&rt->hists);
 	free(rt);
 }
 
@@ -188,6 +174,16 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 static bool callback_has_args(void)
 {
 	return kernel_at_least(6, 10);
+}
+
+/* family, then netns (hist_family_init), then rtt_kind */
+static void rtt_labels(const void *collector, struct labels *l, uint32_t hist)
+{
+	const struct rtt *rt = collector;
+
+	labels_add(l, "family", family_label(hist % NR_RTT_FAMILIES));
+	if (rt->cfg.series.label_mask & RTT_LABEL_KIND)
+		labels_add(l, "rtt_kind", kind_names[hist / NR_RTT_FAMILIES]);
 }
 
 static int rtt_start(const struct collector_env *env, const void *opts, void **state)
@@ -255,7 +251,8 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 		for (int i = 0; i < RTT_NR_BOUNDS; i++)
 			bounds[i] = 1u << (RTT_MIN_SHIFT + i);
 		/* Powers of two are cell boundaries, and the key checked the schema. */
-		hist_layout_init(&rt->layout, bounds, RTT_NR_BOUNDS, o->native_schema);
+		hist_family_init(&rt->hists, bounds, RTT_NR_BOUNDS, o->native_schema, rtt_labels,
+				 o->series.label_mask & RTT_LABEL_NETNS ? 1 : -1);
 	}
 
 	err = open_and_load(env, rt, iter, iter);
@@ -335,117 +332,62 @@ cleanup:
 	return err;
 }
 
-static int cmp_hist(const void *a, const void *b)
+/* A key's histogram, as the family indexes it. */
+static uint32_t hist_of(const struct rtt_key *k)
 {
-	const struct hist *x = a, *y = b;
-
-	if (x->family != y->family)
-		return x->family - y->family;
-	if (x->overflow != y->overflow)
-		return x->overflow - y->overflow;
-	if (x->netns != y->netns)
-		return x->netns < y->netns ? -1 : 1;
-	return x->kind - y->kind;
-}
-
-static struct hist *new_hist(struct rtt *rt, size_t *n, const struct rtt_key *k, bool overflow,
-			     uint64_t *h)
-{
-	struct hist *x = &rt->hists[(*n)++];
-
-	x->family = k->family < NR_RTT_FAMILIES ? k->family : RTT_IPV4;
-	x->kind = k->kind < NR_RTT_KINDS ? k->kind : RTT_KIND_SRTT;
-	x->netns = k->netns;
-	x->overflow = overflow;
-	x->h = h;
-	return x;
+	return RTT_HIST(0, k->kind < NR_RTT_KINDS ? k->kind : RTT_KIND_SRTT,
+			k->family < NR_RTT_FAMILIES ? k->family : RTT_IPV4);
 }
 
 /*
- * Histograms from the array: by family, or (netns label) what the hashes had no room for. Their
- * count of samples: with the netns label, the samples the hashes had no room for.
+ * Histograms from the array: by family, or (netns label) what the hashes had no room for, whose
+ * samples *overflowed counts.
  */
-static uint64_t from_array(struct rtt *rt, size_t *n, bool overflow_part)
+static int from_array(struct rtt *rt, bool overflow_part, uint64_t *overflowed)
 {
-	uint64_t total = 0;
+	for (uint32_t i = 0; i < NR_RTT_FAMILIES * NR_RTT_KINDS; i++) {
+		const uint64_t *h = rt->by_family.sums +
+				    (size_t)(RTT_HIST(overflow_part, 0, 0) + i) * HIST_SIZE;
+		uint64_t count, *c;
 
-	for (int i = 0; i < NR_RTT_FAMILIES * NR_RTT_KINDS; i++) {
-		struct rtt_key k = { .family = i % NR_RTT_FAMILIES, .kind = i / NR_RTT_FAMILIES };
-		uint64_t *h = rt->by_family.sums +
-			      (size_t)RTT_HIST(overflow_part, k.kind, k.family) * HIST_SIZE;
-		uint64_t count = 0;
-
-		if (k.kind != RTT_KIND_SRTT && !(rt->cfg.series.label_mask & RTT_LABEL_KIND))
+		if (i / NR_RTT_FAMILIES != RTT_KIND_SRTT &&
+		    !(rt->cfg.series.label_mask & RTT_LABEL_KIND))
 			continue;
-		for (unsigned c = 0; c < HIST_CELLS; c++)
-			count += h[c];
-		total += count;
 		/* Histograms by family always appear; overflow ones once used. */
-		if (!overflow_part || count)
-			new_hist(rt, n, &k, overflow_part, h);
-	}
-	return total;
-}
-
-static void render_hist(const struct rtt *rt, struct expo *e, const struct hist *h)
-{
-	struct labels l = { 0 };
-	char netns[21];
-
-	labels_add(&l, "family", family_names[h->family]);
-	if (rt->cfg.series.label_mask & RTT_LABEL_NETNS)
-		labels_add(&l, "netns", h->overflow ? OVERFLOW_LABEL : u64_str(netns, h->netns));
-	if (rt->cfg.series.label_mask & RTT_LABEL_KIND)
-		labels_add(&l, "rtt_kind", kind_names[h->kind]);
-	hist_render(e, &l, &rt->layout, h->h);
-}
-
-/* Room for the histograms of ns netns series and the array's; 0 or -ENOMEM. */
-static int reserve(struct rtt *rt, size_t ns)
-{
-	size_t cap = ns + RTT_NR_HISTS;
-	struct hist *h;
-	uint64_t *c;
-
-	if (cap <= rt->hists_cap)
-		return 0;
-	h = realloc(rt->hists, cap * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	rt->hists = h;
-	if (ns) {
-		c = realloc(rt->counters, ns * HIST_SIZE * sizeof(*c));
+		if (overflow_part) {
+			count = hist_count(h);
+			*overflowed += count;
+			if (!count)
+				continue;
+		}
+		c = hist_family_add(&rt->hists, overflow_part, 0, i);
 		if (!c)
 			return -ENOMEM;
-		rt->counters = c;
+		memcpy(c, h, HIST_SIZE * sizeof(*c));
 	}
-	rt->hists_cap = cap;
 	return 0;
 }
 
 /* The netns histograms: their sums from tcp_rtt, their cells from tcp_rtt_cells. */
-static size_t from_hashes(struct rtt *rt, int ns, int nc)
+static int from_hashes(struct rtt *rt, int ns, int nc)
 {
-	size_t n = 0;
-
 	for (int i = 0; i < ns; i++) {
-		uint64_t *h = rt->counters + (size_t)i * HIST_SIZE;
+		const struct rtt_key *k = (struct rtt_key *)rt->sums.keys + i;
+		uint64_t *c = hist_family_add(&rt->hists, false, k->netns, hist_of(k));
 
-		memset(h, 0, HIST_SIZE * sizeof(*h));
-		h[HIST_SUM] = rt->sums.sums[i];
-		new_hist(rt, &n, (struct rtt_key *)rt->sums.keys + i, false, h);
+		if (!c)
+			return -ENOMEM;
+		c[HIST_SUM] = rt->sums.sums[i];
 	}
-	qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
 	for (int i = 0; i < nc; i++) {
 		const struct rtt_key *k = (struct rtt_key *)rt->cells.keys + i;
-		struct hist key = { .family = k->family, .kind = k->kind, .netns = k->netns };
-		struct hist *h = bsearch(&key, rt->hists, n, sizeof(*rt->hists), cmp_hist);
+		uint64_t *c = hist_family_find(&rt->hists, false, k->netns, hist_of(k));
 
 		/* A series inserted between the two reads shows up next scrape. */
-		if (h && k->cell < HIST_CELLS)
-			h->h[k->cell] += rt->cells.sums[i];
+		if (c && k->cell < HIST_CELLS)
+			c[k->cell] += rt->cells.sums[i];
 	}
-	return n;
+	return 0;
 }
 
 static int rtt_collect(void *state, struct expo *e)
@@ -454,7 +396,6 @@ static int rtt_collect(void *state, struct expo *e)
 	bool netns = rt->cfg.series.label_mask & RTT_LABEL_NETNS;
 	uint64_t overflowed = 0;
 	int na, ns = 0, nc = 0, err;
-	size_t n = 0;
 
 	na = percpu_reader_read(&rt->by_family);
 	if (netns) {
@@ -466,22 +407,17 @@ static int rtt_collect(void *state, struct expo *e)
 		log_warn("rtt: cannot read maps: %s", strerror(-err));
 		return err;
 	}
-	err = reserve(rt, ns);
+	hist_family_clear(&rt->hists);
+	err = netns ? from_hashes(rt, ns, nc) : 0;
+	if (!err)
+		err = from_array(rt, netns, &overflowed);
 	if (err)
 		return err;
-	if (!netns) {
-		from_array(rt, &n, false);
-	} else {
-		n = from_hashes(rt, ns, nc);
-		overflowed = from_array(rt, &n, true);
-		qsort(rt->hists, n, sizeof(*rt->hists), cmp_hist);
-	}
 
 	expo_family(e, RTT_FAMILY, METRIC_HISTOGRAM,
 		    "TCP round-trip time: the smoothed RTT (as ss shows it) each time the kernel "
 		    "measures a round trip (sockops RTT callback).");
-	for (size_t i = 0; i < n; i++)
-		render_hist(rt, e, &rt->hists[i]);
+	hist_family_render(&rt->hists, e, rt);
 	expo_family(e, "netstack_tcp_rtt_existing_sockets_covered", METRIC_GAUGE,
 		    "1 when TCP connections open before the exporter started are measured too, 0 "
 		    "when some are not until they reconnect.");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Rendering a slot table's families, shared by the collectors that count into one. */
+/* Rendering shared by the collectors: a slot table's families, the family label. */
 #include <string.h>
 
 #include "kernel/bpfmap.h"
@@ -31,4 +31,11 @@ int slot_collect(const struct slot_collector *c, unsigned n_families, struct slo
 			 c->name, c->map, t->hash.max_entries);
 	expo_map_overflow(e, c->map, overflowed);
 	return 0;
+}
+
+const char *family_label(unsigned family)
+{
+	static const char *const names[] = { "ipv4", "ipv6" };
+
+	return family < 2 ? names[family] : "other";
 }

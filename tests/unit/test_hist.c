@@ -2,7 +2,8 @@
 /*
  * Unit tests for the cell histograms (bpf/hist.h, exporter/collectors/histogram.c): each value's
  * cell against the exact native bucket edges, the layouts of the RTT and handshake histograms,
- * buckets and count resolved from one set of cells, and the configuration key.
+ * buckets and count resolved from one set of cells, a family's histograms gathered from rows
+ * and rendered in order, and the configuration key.
  * tests/tools/hist_check.c holds the kernel's own hist_cell to hist_cell_of.
  */
 #include "check.h"
@@ -13,7 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "collectors/collector.h"
 #include "collectors/histogram.h"
+#include "kernel/bpfmap.h"
 #include "metrics/prometheus.pb-c.h"
 
 /* Exact integers to 2^640: u^32 (schema 5's power would be more, schema 3's is u^8). */
@@ -348,6 +351,97 @@ static void test_formats(void)
 	CHECK(bad == 0);
 }
 
+static void family_labels(const void *collector, struct labels *l, uint32_t hist)
+{
+	static const char *const names[] = { "a", "b", "c", "d" };
+
+	CHECK(!collector);
+	labels_add(l, "h", names[hist & 3]);
+	labels_add(l, "z", "1");
+}
+
+/* The rows' test slots: histogram slot / HIST_SIZE, counter slot % HIST_SIZE; slot 9999 none. */
+static bool family_slot(uint32_t slot, uint32_t *hist, unsigned *counter)
+{
+	*hist = slot / HIST_SIZE;
+	*counter = slot % HIST_SIZE;
+	return slot != 9999;
+}
+
+/* Where the line that starts with prefix is in b, or -1. */
+static long text_at(const struct mbuf *b, const char *prefix)
+{
+	for (size_t i = 0; i + strlen(prefix) <= b->len; i++)
+		if ((!i || b->data[i - 1] == '\n') && !strncmp(b->data + i, prefix, strlen(prefix)))
+			return (long)i;
+	return -1;
+}
+
+/*
+ * Rows in any order, as a slot table reads them: each histogram gathered once per (overflow,
+ * netns, hist) with its cells and sum, rendered by overflow, netns, hist; found by its key;
+ * added again within its netns, the same one.
+ */
+static void test_family(void)
+{
+	static struct hist_family f;
+	struct slot_row rows[] = {
+		{ .slot = 1 * HIST_SIZE + 5, .netns = 7, .value = 2 },
+		{ .slot = 0 * HIST_SIZE + HIST_SUM, .netns = 3, .value = 10 },
+		{ .slot = 9999, .netns = 3, .value = 100 },
+		{ .slot = 1 * HIST_SIZE + HIST_SUM, .netns = 7, .value = 4 },
+		{ .slot = 0 * HIST_SIZE + 3, .overflow = true, .value = 1 },
+		{ .slot = 0 * HIST_SIZE + 20, .netns = 3, .value = 1 },
+		{ .slot = 0 * HIST_SIZE + 1, .netns = 7, .value = 6 },
+		{ .slot = 1 * HIST_SIZE + 5, .netns = 7, .value = 3 },
+		{ .slot = 0 * HIST_SIZE + 21, .netns = 3, .value = 2 },
+	};
+	const char *order[] = { "t_seconds_count{h=\"a\",netns=\"3\",z=\"1\"} 3",
+				"t_seconds_count{h=\"a\",netns=\"7\",z=\"1\"} 6",
+				"t_seconds_count{h=\"b\",netns=\"7\",z=\"1\"} 5",
+				"t_seconds_count{h=\"a\",netns=\"" OVERFLOW_LABEL "\",z=\"1\"} 1" };
+	struct mbuf b = { 0 };
+	struct expo e;
+	uint64_t *c;
+	long at = -1;
+
+	make_bounds();
+	CHECK(hist_family_init(&f, rtt_bounds, 24, 3, family_labels, 1) == 0);
+	for (int round = 0; round < 2; round++) {
+		hist_family_clear(&f);
+		CHECK(hist_family_add_rows(&f, rows, sizeof(rows) / sizeof(rows[0]), family_slot) ==
+		      0);
+		CHECK(f.n == 4);
+		c = hist_family_find(&f, false, 7, 1);
+		CHECK(c && c[5] == 5 && c[HIST_SUM] == 4 && hist_count(c) == 5);
+		CHECK(hist_family_find(&f, false, 3, 1) == NULL);
+		CHECK(hist_family_find(&f, true, 0, 0) && !hist_family_find(&f, true, 3, 0));
+		mbuf_reset(&b);
+		expo_init(&e, &b, FORMAT_PROMETHEUS);
+		expo_family(&e, "t_seconds", METRIC_HISTOGRAM, "t");
+		hist_family_render(&f, &e, NULL);
+		expo_finish(&e);
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			long next = text_at(&b, order[i]);
+
+			if (next <= at)
+				fprintf(stderr, "  %s: at %ld, after %ld\n", order[i], next, at);
+			CHECK(next > at);
+			at = next;
+		}
+		CHECK(text_value(&b, "t_seconds_sum{h=\"a\",netns=\"3\",z=\"1\"}") == 10e-6);
+		at = -1;
+	}
+	/* Added again since the last of another netns: the same counters, no new histogram. */
+	hist_family_clear(&f);
+	for (uint32_t i = 0; i < 4; i++)
+		hist_family_add(&f, false, 0, i)[HIST_SUM] = i;
+	CHECK(hist_family_add(&f, false, 0, 2)[HIST_SUM] == 2 && f.n == 4);
+	CHECK(hist_family_add(&f, false, 1, 2)[HIST_SUM] == 0 && f.n == 5);
+	hist_family_free(&f);
+	mbuf_free(&b);
+}
+
 static void test_parse(void)
 {
 	char err[160];
@@ -371,6 +465,7 @@ int main(void)
 	RUN(test_resolve);
 	RUN(test_counts_agree);
 	RUN(test_formats);
+	RUN(test_family);
 	RUN(test_parse);
 	CHECK_EXIT();
 }

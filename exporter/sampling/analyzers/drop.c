@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,19 +288,14 @@ static void drop_fini(void *state)
 /* Whether a sampled drop is of the series q (struct drop_series) the collector renders. */
 static bool drop_matches(const struct event_rec *x, const void *series)
 {
+	/* The event's flow family (bpf/events.h) of each family: 0 for what is not IP. */
 	static const uint8_t fam[NR_FAMILIES] = { 4, 6, 0, 0 };
-	static const uint8_t prot[NR_PROTOS] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
-						 IPPROTO_ICMPV6, 0 };
 	const struct drop_series *q = series;
 	const struct drop_detail *dx = cdd(x);
 	size_t fl = strcspn(dx->function, "+");
-	uint8_t p = x->ev.flow.proto;
 
-	if (x->ev.drop.reason != q->reason || x->ev.flow.family != fam[q->family])
-		return false;
-	if (q->proto == PROTO_OTHER ? p == IPPROTO_TCP || p == IPPROTO_UDP || p == IPPROTO_ICMP ||
-					      p == IPPROTO_ICMPV6
-				    : p != prot[q->proto])
+	if (x->ev.drop.reason != q->reason || x->ev.flow.family != fam[q->family] ||
+	    drop_proto(x->ev.flow.proto) != q->proto)
 		return false;
 	return !(q->netns && x->ev.netns != q->netns) &&
 	       !(q->ifname && strcmp(q->ifname, dx->ifname)) &&
