@@ -10,7 +10,7 @@ enum drop_proto { PROTO_TCP, PROTO_UDP, PROTO_ICMP, PROTO_ICMPV6, PROTO_OTHER, N
 
 /*
  * The protocol label of an IP protocol number: what the counters count (bpf/drops.bpf.c) and how
- * a sampled drop is matched to its counter (exporter/sampling/analyzers/drop.c). Numbers: the two
+ * a sampled drop is matched to its counter (exporter/sampling/analyzers/drop_event.c). Numbers: the two
  * sides spell IPPROTO_* from different headers.
  */
 static __always_inline __u8 drop_proto(__u8 ipproto)

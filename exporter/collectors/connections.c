@@ -223,14 +223,14 @@ static int connections_start(const struct collector_env *env, const void *opts, 
 		bpf_map__set_value_size(cn->skel->maps.tcp_connections,
 					CN_COUNT_STRIDE * sizeof(uint64_t));
 	}
-	bpf_autoload_only(cn->skel->obj, progs, o->handshake ? 2 : 1);
+	autoload_only(cn->skel->obj, progs, o->handshake ? 2 : 1);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections_netns, hash_size);
 	bpf_map__set_max_entries(cn->skel->maps.tcp_connections, cpu_array_entries(1));
-	err = bpf_load(env, cn->skel->skeleton, "connections", NULL, false);
+	err = collector_load(env, cn->skel->skeleton, "connections", NULL, false);
 	if (err)
 		goto cleanup;
-	err = bpf_attach(env, cn->skel->skeleton, "connections", "tp_btf/inet_sock_set_state",
-			 EV_NONE);
+	err = collector_attach(env, cn->skel->skeleton, "connections", "tp_btf/inet_sock_set_state",
+			       EV_NONE);
 	if (err)
 		goto cleanup;
 	err = slot_table_init(&cn->counts, bpf_map__fd(cn->skel->maps.tcp_connections),

@@ -265,7 +265,7 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 	prog_name(prog, sizeof(prog), d->cfg.series.label_mask, direct,
 		  d->skel->rodata->sample_cfg.rate, d->noreason);
 	p = bpf_object__find_program_by_name(d->skel->obj, prog);
-	bpf_autoload_only(d->skel->obj, &p, 1);
+	autoload_only(d->skel->obj, &p, 1);
 	d->skel->rodata->label_mask = d->cfg.series.label_mask;
 	/* Reasons past SKB_DROP_REASON_MAX go to the hash (lookups past the array fail). */
 	array_size = DROP_INDEX(d->reasons->max, 0, 0);
@@ -282,9 +282,10 @@ static int drops_start(const struct collector_env *env, const void *opts, void *
 				 cpu_array_entries(CPU_STRIDE(d->cfg.series.max_series)));
 	d->skel->rodata->max_series = d->cfg.series.max_series;
 	d->skel->rodata->slot_stride = CPU_STRIDE(d->cfg.series.max_series);
-	err = bpf_load(env, d->skel->skeleton, "drops", NULL, false);
+	err = collector_load(env, d->skel->skeleton, "drops", NULL, false);
 	if (!err)
-		err = bpf_attach(env, d->skel->skeleton, "drops", "tp_btf/kfree_skb", EV_DROP);
+		err = collector_attach(env, d->skel->skeleton, "drops", "tp_btf/kfree_skb",
+				       EV_DROP);
 	if (err)
 		goto cleanup;
 	err = cpu_array_reader_init(&d->by_reason, bpf_map__fd(d->skel->maps.skb_drops_by_reason),

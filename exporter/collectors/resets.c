@@ -113,18 +113,17 @@ static int resets_start(const struct collector_env *env, const void *opts, void 
 		sent = netns ? rs->skel->progs.count_sent_noreason_netns
 			     : rs->skel->progs.count_sent_noreason;
 	recv = netns ? rs->skel->progs.count_received_netns : rs->skel->progs.count_received;
-	bpf_autoload_only(rs->skel->obj, (struct bpf_program *[]){ sent, received ? recv : NULL },
-			  2);
+	autoload_only(rs->skel->obj, (struct bpf_program *[]){ sent, received ? recv : NULL }, 2);
 	bpf_map__set_max_entries(rs->skel->maps.tcp_resets_netns, hash_size);
 	bpf_map__set_max_entries(rs->skel->maps.tcp_resets,
 				 cpu_array_entries(1) /* a slice per element */);
 	err = events_prepare(rs->events, rs->skel->obj, EV_RESET,
 			     (struct sample_config *)&rs->skel->rodata->sample_cfg);
 	if (!err)
-		err = bpf_load(env, rs->skel->skeleton, "resets", NULL, false);
+		err = collector_load(env, rs->skel->skeleton, "resets", NULL, false);
 	if (!err)
-		err = bpf_attach(env, rs->skel->skeleton, "resets",
-				 "tp_btf/tcp_send_reset and tcp_receive_reset", EV_RESET);
+		err = collector_attach(env, rs->skel->skeleton, "resets",
+				       "tp_btf/tcp_send_reset and tcp_receive_reset", EV_RESET);
 	if (err)
 		goto cleanup;
 	err = slot_table_init(&rs->counts, bpf_map__fd(rs->skel->maps.tcp_resets), RS_NR_SLOTS,

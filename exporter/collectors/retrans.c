@@ -248,15 +248,16 @@ static int retrans_start(const struct collector_env *env, const void *opts, void
 			  synack_name);
 		goto cleanup;
 	}
-	bpf_autoload_only(rt->skel->obj,
-			  (struct bpf_program *[]){ retransmit, synack ? synack_prog : NULL }, 2);
+	autoload_only(rt->skel->obj,
+		      (struct bpf_program *[]){ retransmit, synack ? synack_prog : NULL }, 2);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits_netns, hash_size);
 	bpf_map__set_max_entries(rt->skel->maps.tcp_retransmits,
 				 cpu_array_entries(1) /* a slice per element */);
-	err = bpf_load(env, rt->skel->skeleton, "retrans", NULL, false);
+	err = collector_load(env, rt->skel->skeleton, "retrans", NULL, false);
 	if (!err)
-		err = bpf_attach(env, rt->skel->skeleton, "retrans",
-				 "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack", EV_RETRANS);
+		err = collector_attach(env, rt->skel->skeleton, "retrans",
+				       "tp_btf/tcp_retransmit_skb and tcp_retransmit_synack",
+				       EV_RETRANS);
 	if (err)
 		goto cleanup;
 	err = slot_table_init(&rt->counts, bpf_map__fd(rt->skel->maps.tcp_retransmits), RT_NR_SLOTS,

@@ -166,7 +166,7 @@ static int open_and_load(const struct collector_env *env, struct rtt *rt, bool w
 	err = events_prepare(rt->events, rt->skel->obj, EV_RTT,
 			     (struct sample_config *)&rt->skel->rodata->sample_cfg);
 	if (!err)
-		err = bpf_load(env, rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
+		err = collector_load(env, rt->skel->skeleton, "rtt", CAPS_HINT, quiet);
 	return err;
 }
 
@@ -281,7 +281,7 @@ static int rtt_start(const struct collector_env *env, const void *opts, void **s
 			  confine_denied_hint(err, hint, sizeof(hint)));
 		goto cleanup;
 	}
-	err = bpf_attach(env, rt->skel->skeleton, "rtt", NULL, EV_RTT);
+	err = collector_attach(env, rt->skel->skeleton, "rtt", NULL, EV_RTT);
 	if (err)
 		goto cleanup;
 	err = cpu_array_reader_init(&rt->by_family, bpf_map__fd(rt->skel->maps.tcp_rtt_by_family),

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "collectors/bpfload.h"
+#include "kernel/bpfobj.h"
 #include "pods/taskwalk.h"
 #include "tasks.skel.h"
 

@@ -26,7 +26,7 @@ struct event_rec {
 };
 
 /*
- * The drop type's series (analyzers/drop.c): reason, family and protocol (drops.h enums) and,
+ * The drop type's series (analyzers/drop_event.c): reason, family and protocol (drops.h enums) and,
  * when non-NULL/non-zero, function, netns and interface.
  */
 struct drop_series {
@@ -38,7 +38,7 @@ struct drop_series {
 };
 
 /*
- * The reset type's series (analyzers/reset.c), of resets sent: reason (RS_REASON_NONE on kernels
+ * The reset type's series (analyzers/reset_event.c), of resets sent: reason (RS_REASON_NONE on kernels
  * without one), family and state (resets.h) and, when non-zero, netns.
  */
 struct reset_series {

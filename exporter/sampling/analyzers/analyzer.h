@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A sampled event type is one file here plus one row in the table (registry.c): everything
+ * A sampled event type is one file here plus one row in the table (event_types.c): everything
  * that differs between types (the checks of a raw event, its analyzer, its JSON members and
  * HTML detail, its top-K list, its exemplars) lives in that file, so sampling/ handles every
  * type alike. A type keeps what its analyzer learns (top-K tables, exemplars) in a state its
