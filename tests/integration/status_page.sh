@@ -25,7 +25,9 @@
 #      ipv6 rows have their p50 within a bucket of the 2 D round trip (native buckets of schema
 #      3: in its bucket or the next one), p99 no lower. SYNs to port 6037, which nftables drops
 #      in the server's namespace, are retransmitted: the retransmits table has a syn row with at
-#      least the client namespace's TcpExtTCPSynRetrans in its window. Every table shows data
+#      least the client namespace's TcpExtTCPSynRetrans in its window, as read once those SYNs
+#      are over and before the sample the page is judged at (later reads may hold a ping-pong
+#      SYN the page's last sample has not seen). Every table shows data
 #      under its family (base/families.h): a family renamed under the page fails here.
 # schedule: serial once
 # why: the page in Chromium (its renderer ASan-checked in test_status, utf8); its sparkline
@@ -129,9 +131,13 @@ tcp_traffic() {
 	while ip netns exec "$NS_C" "$PINGPONG" client fd99::2 6036 0.05 >/dev/null 2>&1; do
 		sleep 0.2
 	done &
+	local syn=()
 	for _ in 1 2 3 4; do
 		ip netns exec "$NS_C" timeout 4 "$PINGPONG" client fd99::2 6037 1 >/dev/null 2>&1 &
+		syn+=($!)
 	done
+	wait "${syn[@]}"
+	syn_retrans >"$TMP/syn.done" # what a sample taken from now on must hold
 	wait
 }
 syn_retrans() { ip netns exec "$NS_C" nstat -saz TcpExtTCPSynRetrans | awk '/^TcpExt/ { print $2 }'; }
@@ -204,6 +210,9 @@ on_exit "pkill -P $TRAFFIC; kill $TRAFFIC"
 
 # ---- a burst between two samples ----
 check "the second sample comes within $((STEP * 2)) s" wait_samples 2
+# The unanswered SYNs are over before the sample that the page is judged at (before + 1): a
+# count taken later could hold retransmits the page's last sample has not seen yet.
+check "the unanswered SYNs are over" wait_until 20 test -s "$TMP/syn.done"
 before=$(samples)
 flood "$N"
 # The latest 20 sampled events hold drops from anywhere on the host (the test's own page
@@ -244,7 +253,7 @@ check "no table on the page is bare headers" no_bare_tables "$P"
 near_rtt "RTT, ipv6" "$P" 'TCP round-trip time' 'ipv6'
 near_rtt "handshake, active ipv6" "$P" 'TCP handshake time' 'active ipv6'
 near_rtt "handshake, passive ipv6" "$P" 'TCP handshake time' 'passive ipv6'
-syn=$(($(syn_retrans) - syn_before))
+syn=$(($(cat "$TMP/syn.done" 2>/dev/null || echo "$syn_before") - syn_before))
 syn_row=$(section "$P" 'TCP retransmits by cause' | grep -o '<tr><td>syn</td>.*</tr>' |
 	sed -E 's|.*</svg></td><td class="num">([0-9]+)</td>.*|\1|')
 ge "the client namespace retransmitted SYNs" "$syn" 4
