@@ -10,7 +10,8 @@ Usage: expocompare.py TEXT1 PROTO TEXT2
   labels in the same order, escaped the same way).
 - Values, compared as numbers: a series equal in TEXT1 and TEXT2 is equal in PROTO; a counter,
   or a histogram's bucket, _sum or _count, that moved lies between them (TEXT1 <= PROTO <=
-  TEXT2); a gauge that moved is only checked for presence (durations, memory, descriptors).
+  TEXT2); a gauge that moved, or whose family moved, is only checked for presence (durations,
+  memory, descriptors).
 - A family whose samples are all equal in TEXT1 and TEXT2 ("idle") is the same in PROTO: its
   series, labels and values.
 - Native histograms ("# NATIVE" lines): zero_count plus the buckets is the count, and the count
@@ -103,7 +104,11 @@ def main():
     for k, (fam, vp) in pb[1].items():
         v1 = t1[1].get(k, (None, None))[1]
         v2 = t2[1].get(k, (None, None))[1]
-        if v1 is not None and v2 is not None and same(v1, v2):
+        # Equal ends mean no change between for a counter or a histogram; a gauge goes both
+        # ways (a collector's scrape duration can read the same twice by chance), so one whose
+        # family moved is only checked for presence.
+        if v1 is not None and v2 is not None and same(v1, v2) and \
+                (types.get(fam) in ('counter', 'histogram') or fam not in moved_fams):
             idle_series += 1
             if not same(vp, v1):
                 bad.append('%s: text %r, protobuf %r' % (k, v1, vp))
